@@ -1,0 +1,45 @@
+"""TF 2.4's loss-scaling API on today's TensorFlow.
+
+Names are loaded on first use, so `import lossscale_compat` (and the
+`lossscale-compat migrate` CLI) does not import TensorFlow.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# Public name -> private module that defines it.
+_PUBLIC = {
+    "DynamicLossScale": "lossscale_compat._loss_scale",
+    "FixedLossScale": "lossscale_compat._loss_scale",
+    "LossScale": "lossscale_compat._loss_scale",
+    "LossScaleDeprecationWarning": "lossscale_compat._deprecation",
+    "deserialize": "lossscale_compat._loss_scale",
+    "get": "lossscale_compat._loss_scale",
+    "serialize": "lossscale_compat._loss_scale",
+}
+
+__all__ = (
+    "DynamicLossScale",
+    "FixedLossScale",
+    "LossScale",
+    "LossScaleDeprecationWarning",
+    "deserialize",
+    "get",
+    "serialize",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'lossscale_compat' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

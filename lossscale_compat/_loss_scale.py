@@ -1,0 +1,282 @@
+"""TF 2.4's `LossScale`, `FixedLossScale` and `DynamicLossScale`, with `get`/`serialize`/`deserialize`."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Dict, Optional, Tuple, Union
+
+import tensorflow as tf
+
+from lossscale_compat import _flavour
+from lossscale_compat._deprecation import warn_deprecated
+
+
+class LossScale(_flavour.Trackable, metaclass=abc.ABCMeta):
+    """Base class of TF 2.4 loss scales: `__call__` gives the scale, `update(grads)` adjusts it."""
+
+    @abc.abstractmethod
+    def __call__(self) -> tf.Tensor:
+        """Returns the current loss scale as a scalar float32 tensor."""
+
+    @abc.abstractmethod
+    def update(self, grads: Any) -> Tuple[Any, Any]:
+        """Updates the scale from `grads`; returns `(update_op, should_apply_gradients)`."""
+
+    @abc.abstractmethod
+    def get_config(self) -> Dict[str, Any]:
+        """Returns the constructor arguments as a dict."""
+
+    @classmethod
+    def from_config(cls, config: Dict[str, Any]) -> "LossScale":
+        """Creates a loss scale from `get_config()` output."""
+        return cls(**config)
+
+    def _add_weight(self, name: str, initial_value: Any, dtype: tf.DType) -> tf.Variable:
+        """Creates a non-trainable state variable, checkpointed under `name` as in TF 2.4."""
+        variable = tf.Variable(
+            initial_value,
+            name=name,
+            dtype=dtype,
+            trainable=False,
+            synchronization=tf.VariableSynchronization.AUTO,
+            aggregation=tf.VariableAggregation.NONE,
+        )
+        self._track_trackable(variable, name=name)
+        return variable
+
+
+class FixedLossScale(LossScale):
+    """A loss scale that never changes."""
+
+    def __init__(self, loss_scale_value: Union[int, float]):
+        super().__init__()
+        # bool and numpy.float64 pass this check, as they did in TF 2.4.
+        if not isinstance(loss_scale_value, (int, float)):
+            raise ValueError(
+                "loss_scale_value must be a Python int or float, but got "
+                f"{loss_scale_value!r} of type {type(loss_scale_value).__name__}. "
+                "Pass a Python number instead, e.g. `float(value)`."
+            )
+        if loss_scale_value < 1:
+            raise ValueError(
+                f"loss_scale_value must be at least 1, but got {loss_scale_value!r}. A scale "
+                "below 1 shrinks gradients towards underflow; use `FixedLossScale(1)` for no scaling."
+            )
+        self._loss_scale_value = float(loss_scale_value)
+        warn_deprecated(_fixed_replacement(self._loss_scale_value))
+
+    def __call__(self) -> tf.Tensor:
+        return tf.constant(self._loss_scale_value, dtype=tf.float32)
+
+    def update(self, grads: Any) -> Tuple[Any, bool]:
+        """Ignores `grads`; returns `(no_op, True)` so callers can skip building a cond."""
+        del grads
+        return tf.no_op(), True
+
+    def __repr__(self) -> str:
+        return f"FixedLossScale({self._loss_scale_value})"
+
+    def get_config(self) -> Dict[str, Any]:
+        return {"loss_scale_value": self._loss_scale_value}
+
+
+class DynamicLossScale(LossScale):
+    """A loss scale that shrinks on non-finite gradients and grows after a run of finite ones.
+
+    On each `update(grads)`, with `good_steps` counting consecutive finite steps:
+
+        if all gradients are finite:
+            if good_steps + 1 >= increment_period:
+                new = scale * multiplier          # in float32
+                if new is finite: scale = new     # never clamped: an overflowing growth is dropped
+                good_steps = 0
+            else:
+                good_steps += 1
+        else:
+            scale = max(scale / multiplier, 1)    # the only floor, so a scale below 1 rises to 1
+            good_steps = 0
+
+    Under a `tf.distribute` strategy, `update` runs in cross-replica context and a
+    non-finite gradient on any replica counts as a non-finite step for all of them.
+    """
+
+    def __init__(
+        self,
+        initial_loss_scale: Union[int, float] = 2**15,
+        increment_period: int = 2000,
+        multiplier: Union[int, float] = 2.0,
+    ):
+        super().__init__()
+        # Coerced, never validated, exactly as TF 2.4 did.
+        self._initial_loss_scale = float(initial_loss_scale)
+        self._increment_period = int(increment_period)
+        self._multiplier = float(multiplier)
+        self._current_loss_scale = self._add_weight(
+            "current_loss_scale", self._initial_loss_scale, tf.float32)
+        self._num_good_steps = self._add_weight("good_steps", 0, tf.int64)
+        warn_deprecated(_dynamic_replacement(self))
+
+    @property
+    def initial_loss_scale(self) -> float:
+        return self._initial_loss_scale
+
+    @property
+    def increment_period(self) -> int:
+        return self._increment_period
+
+    @property
+    def multiplier(self) -> float:
+        return self._multiplier
+
+    def __call__(self) -> tf.Tensor:
+        return tf.convert_to_tensor(self._current_loss_scale)
+
+    def update(self, grads: Any) -> Tuple[Any, tf.Tensor]:
+        """Adjusts the scale from `grads`; returns `(update_op, should_apply)` with a bool tensor."""
+        is_finite = _all_replicas_finite(grads)
+        return self._apply(is_finite), is_finite
+
+    def _apply(self, is_finite: tf.Tensor) -> Any:
+        scale, good_steps = self._current_loss_scale, self._num_good_steps
+
+        def grow() -> Any:
+            grown = scale * self._multiplier
+            return tf.group(
+                tf.cond(tf.math.is_finite(grown), lambda: tf.group(scale.assign(grown)), tf.no_op),
+                good_steps.assign(0),
+            )
+
+        def count() -> Any:
+            counted = good_steps.assign_add(1)
+            # In eager, TF 2.4 returned the counter's assign result here and None on the other paths.
+            return counted if tf.executing_eagerly() else tf.group(counted)
+
+        def on_finite() -> Any:
+            return tf.cond(good_steps + 1 >= self._increment_period, grow, count)
+
+        def on_non_finite() -> Any:
+            return tf.group(good_steps.assign(0),
+                            scale.assign(tf.maximum(scale / self._multiplier, 1.0)))
+
+        return tf.cond(is_finite, on_finite, on_non_finite)
+
+    def __repr__(self) -> str:
+        settings = (f"initial_loss_scale={self._initial_loss_scale}, "
+                    f"increment_period={self._increment_period}, multiplier={self._multiplier}")
+        if tf.executing_eagerly():
+            return (f"DynamicLossScale(current_loss_scale={self._current_loss_scale.numpy()}, "
+                    f"num_good_steps={self._num_good_steps.numpy()}, {settings})")
+        return f"DynamicLossScale({settings})"
+
+    def get_config(self) -> Dict[str, Any]:
+        return {
+            "initial_loss_scale": self._initial_loss_scale,
+            "increment_period": self._increment_period,
+            "multiplier": self._multiplier,
+        }
+
+
+# TensorFlow still ships its own TF 2.4 classes under `tf.compat.v1.mixed_precision`; legacy
+# code makes them, so they count as ours in every isinstance check (ours and users').
+for _name, _tf_class in _flavour.TF_LOSS_SCALE_CLASSES.items():
+    globals()[_name].register(_tf_class)
+
+
+def _is_finite(grads: Any) -> tf.Tensor:
+    """Whether every non-None tensor in the nested structure `grads` is finite."""
+    tensors = [g for g in tf.nest.flatten(grads) if g is not None]
+    if not tensors:
+        return tf.constant(True)
+    # IndexedSlices are densified first, as TF 2.4 did, so duplicate indices that
+    # overflow when summed are caught too.
+    return tf.reduce_all([tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in tensors])
+
+
+def _all_replicas_finite(grads: Any) -> tf.Tensor:
+    """The finiteness vote: on every replica, when a strategy is active."""
+    has_strategy, cross_replica = _flavour.distribution_context()
+    if not has_strategy:
+        return _is_finite(grads)
+    if not cross_replica:
+        # TF 2.4 died here with an AttributeError on None; keep the type, say what to do.
+        raise AttributeError(
+            "DynamicLossScale.update() must be called in a cross-replica context, but was called "
+            "inside `strategy.run`. Call it outside `strategy.run`, or from "
+            "`tf.distribute.get_replica_context().merge_call(...)`.")
+    strategy = tf.distribute.get_strategy()
+    per_replica = strategy.run(lambda g: tf.cast(_is_finite(g), tf.float32), args=(grads,))
+    finite_replicas = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+    return tf.equal(finite_replicas, strategy.num_replicas_in_sync)
+
+
+def _fixed_replacement(value: float) -> str:
+    if _flavour.has_keras3_loss_scaling():
+        modern = f"`loss_scale_factor={value}` on the inner Keras optimizer"
+    else:
+        modern = (f"`{_flavour.keras_public_prefix()}.LossScaleOptimizer(inner_optimizer, "
+                  f"dynamic=False, initial_scale={value})`")
+    return f"`FixedLossScale` was removed from TensorFlow after 2.4; the modern equivalent is {modern}."
+
+
+def _dynamic_replacement(loss_scale: DynamicLossScale) -> str:
+    prefix = "`DynamicLossScale` was removed from TensorFlow after 2.4;"
+    if loss_scale.multiplier != 2:
+        return (f"{prefix} modern Keras always uses a multiplier of 2, so `multiplier="
+                f"{loss_scale.multiplier}` has no modern equivalent: keep this class for it.")
+    return (f"{prefix} the modern equivalent is `{_flavour.keras_public_prefix()}.LossScaleOptimizer("
+            f"inner_optimizer, initial_scale={loss_scale.initial_loss_scale}, "
+            f"dynamic_growth_steps={loss_scale.increment_period})`.")
+
+
+# --- get / serialize / deserialize (TF 2.4's Keras loss-scale helpers) -----------------------------
+
+_BUILT_IN = {"FixedLossScale": FixedLossScale, "DynamicLossScale": DynamicLossScale}
+
+
+def serialize(loss_scale: LossScale) -> Dict[str, Any]:
+    """Returns `{'class_name': ..., 'config': ...}` for a loss scale."""
+    return {"class_name": type(loss_scale).__name__, "config": loss_scale.get_config()}
+
+
+def deserialize(config: Union[str, Dict[str, Any]],
+                custom_objects: Optional[Dict[str, Any]] = None) -> LossScale:
+    """Rebuilds a loss scale from `serialize` output, or from a bare class name."""
+    if isinstance(config, dict):
+        if "class_name" not in config or "config" not in config:
+            raise ValueError(
+                f"Improper config format: {config}. Expected a dict with keys 'class_name' and "
+                "'config', as returned by `lossscale_compat.serialize`.")
+        class_name, class_config = config["class_name"], config["config"]
+    elif isinstance(config, str):
+        class_name, class_config = config, None
+    else:
+        raise ValueError(
+            f"Could not interpret serialized loss scale: {config!r}. Pass the dict returned by "
+            "`lossscale_compat.serialize` or a class name such as 'DynamicLossScale'.")
+    cls = _lookup(class_name, custom_objects)
+    return cls() if class_config is None else cls.from_config(class_config)
+
+
+def _lookup(class_name: str, custom_objects: Optional[Dict[str, Any]]) -> type:
+    for objects in (custom_objects or {}, _flavour.keras_custom_objects(), _BUILT_IN):
+        if class_name in objects:
+            return objects[class_name]
+    raise ValueError(
+        f"Unknown loss scale: {class_name}. Built-in loss scales are FixedLossScale and "
+        "DynamicLossScale; pass a custom class as `custom_objects={'"
+        f"{class_name}': {class_name}}}`.")
+
+
+def get(identifier: Any) -> Optional[LossScale]:
+    """Returns a loss scale from 'dynamic', a number, a serialized dict, a LossScale, or None."""
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, (int, float)):
+        return FixedLossScale(identifier)
+    if isinstance(identifier, str) and identifier == "dynamic":
+        return DynamicLossScale()
+    if isinstance(identifier, LossScale) or identifier is None:
+        return identifier
+    raise ValueError(
+        f"Could not interpret loss scale identifier: {identifier}. Expected 'dynamic', a Python "
+        "int or float, a LossScale, a dict from `lossscale_compat.serialize`, or None.")

@@ -1,0 +1,175 @@
+"""The TF 2.4 -> modern mapping, as data: one table shared by the shim, the codemod and the docs.
+
+This module must stay free of TensorFlow, Keras and libcst imports: the CLI imports it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class Rename:
+    """One TF 2.4 public name and where it lives now."""
+
+    old: str
+    """Fully qualified TF 2.4 name, as libcst's QualifiedNameProvider spells it."""
+    keras3: Optional[str]
+    """Modern replacement on Keras 3 (TF >= 2.16), or None if there is no direct one."""
+    tf_keras: Optional[str]
+    """Modern replacement on tf_keras / Keras 2, or None if there is no direct one."""
+    shim: Optional[str]
+    """The `lossscale_compat` name that keeps the TF 2.4 spelling running."""
+    note: str = ""
+    """What a person should know when the rewrite is not a plain rename."""
+    rule: str = "rename"
+    """How the codemod rewrites a use: one of `RULES`."""
+
+
+# Every namespace in which TF 2.4 exported the three LossScale classes (reference §1.1).
+LOSS_SCALE_NAMESPACES: Tuple[str, ...] = (
+    "tensorflow.mixed_precision.experimental",
+    "tensorflow.train.experimental",
+    "tensorflow.compat.v2.mixed_precision.experimental",
+    "tensorflow.compat.v2.train.experimental",
+    "tensorflow.compat.v1.mixed_precision",
+    "tensorflow.compat.v1.mixed_precision.experimental",
+    "tensorflow.compat.v1.train.experimental",
+)
+
+LOSS_SCALE_CLASSES: Tuple[str, ...] = ("LossScale", "FixedLossScale", "DynamicLossScale")
+
+# The codemod rules a row can name (see codemods/migrate_loss_scale.py and docs/codemod.md).
+RULES: Tuple[str, ...] = (
+    "rename",  # plain rename of every use
+    "loss_scale",  # standalone LossScale object -> the shim; folded when passed to an optimizer
+    "loss_scale_optimizer",  # LossScaleOptimizer(opt, loss_scale) -> modern keyword arguments
+    "policy",  # Policy(name, loss_scale=...) -> modern policy; the loss scale moves
+    "get_layer_policy",  # get_layer_policy(layer) -> layer.dtype_policy
+    "graph_rewrite",  # enable_mixed_precision_graph_rewrite(opt, ...) -> explicit wrap
+)
+
+# Keras 3 has no standalone loss-scale objects: a dynamic scale is folded into
+# `LossScaleOptimizer(inner, initial_scale=..., dynamic_growth_steps=...)` and a
+# fixed one into the inner optimizer's `loss_scale_factor`.
+_LOSS_SCALE_NOTE = {
+    "LossScale": "No modern base class; subclass-based custom loss scales need a person.",
+    "FixedLossScale": (
+        "Keras 3: set `loss_scale_factor=<value>` on the inner optimizer; "
+        "tf_keras: `LossScaleOptimizer(inner, dynamic=False, initial_scale=<value>)`."
+    ),
+    "DynamicLossScale": (
+        "Pass `initial_scale=<initial_loss_scale>, dynamic_growth_steps=<increment_period>` "
+        "to `LossScaleOptimizer`; a multiplier other than 2 has no modern equivalent."
+    ),
+}
+
+_KERAS_EXPERIMENTAL = (
+    "tensorflow.keras.mixed_precision.experimental",
+    "tensorflow.compat.v1.keras.mixed_precision.experimental",
+    "tensorflow.compat.v2.keras.mixed_precision.experimental",
+)
+
+# Policy, set_policy, global_policy and get_layer_policy were not exported to tf.compat.v1.keras.
+_KERAS_POLICY_NAMESPACES = (
+    "tensorflow.keras.mixed_precision.experimental",
+    "tensorflow.compat.v2.keras.mixed_precision.experimental",
+)
+
+RENAMES: Tuple[Rename, ...] = (
+    *(
+        Rename(
+            old=f"{namespace}.{name}",
+            keras3=None,
+            tf_keras=None,
+            shim=f"lossscale_compat.{name}",
+            note=_LOSS_SCALE_NOTE[name],
+            rule="loss_scale",
+        )
+        for namespace in LOSS_SCALE_NAMESPACES
+        for name in LOSS_SCALE_CLASSES
+    ),
+    *(
+        Rename(
+            old=f"{namespace}.LossScaleOptimizer",
+            keras3="keras.mixed_precision.LossScaleOptimizer",
+            tf_keras="tensorflow.keras.mixed_precision.LossScaleOptimizer",
+            shim="lossscale_compat.LossScaleOptimizer",
+            note="The `loss_scale` argument is folded into the modern keyword arguments.",
+            rule="loss_scale_optimizer",
+        )
+        for namespace in _KERAS_EXPERIMENTAL
+    ),
+    *(
+        row
+        for namespace in _KERAS_POLICY_NAMESPACES
+        for row in (
+            Rename(
+                old=f"{namespace}.Policy",
+                keras3="keras.mixed_precision.DTypePolicy",
+                tf_keras="tensorflow.keras.mixed_precision.Policy",
+                shim=None,
+                note="A Policy no longer carries a loss scale; it moves to the LossScaleOptimizer.",
+                rule="policy",
+            ),
+            Rename(
+                old=f"{namespace}.set_policy",
+                keras3="keras.mixed_precision.set_global_policy",
+                tf_keras="tensorflow.keras.mixed_precision.set_global_policy",
+                shim=None,
+            ),
+            Rename(
+                old=f"{namespace}.global_policy",
+                keras3="keras.mixed_precision.global_policy",
+                tf_keras="tensorflow.keras.mixed_precision.global_policy",
+                shim=None,
+            ),
+            Rename(
+                old=f"{namespace}.get_layer_policy",
+                keras3=None,
+                tf_keras=None,
+                shim=None,
+                note="Read `layer.dtype_policy` instead.",
+                rule="get_layer_policy",
+            ),
+        )
+    ),
+    *(
+        Rename(
+            old=f"{namespace}.enable_mixed_precision_graph_rewrite",
+            keras3="keras.mixed_precision.LossScaleOptimizer",
+            tf_keras="tensorflow.keras.mixed_precision.LossScaleOptimizer",
+            shim=None,
+            note=(
+                "The graph rewrite is gone: wrap the optimizer explicitly and set a "
+                "`mixed_float16` policy."
+            ),
+            rule="graph_rewrite",
+        )
+        for namespace in ("tensorflow.train.experimental", "tensorflow.compat.v1.train.experimental",
+                          "tensorflow.compat.v1.mixed_precision")
+    ),
+)
+
+BY_OLD_NAME = {rename.old: rename for rename in RENAMES}
+
+# Modules that only exist in the TF 2.4 spelling; an import of one is removed once unused.
+LEGACY_MODULES: Tuple[str, ...] = tuple(
+    sorted({rename.old.rsplit(".", 1)[0] for rename in RENAMES if ".experimental" in rename.old})
+)
+
+
+def replacement(rename: Rename, target: str) -> Optional[str]:
+    """Returns the dotted name `rename` becomes on `target` ("keras3" or "tf_keras"), if any."""
+    if target not in ("keras3", "tf_keras"):
+        raise ValueError(f"`target` must be 'keras3' or 'tf_keras', got {target!r}")
+    return getattr(rename, target)
+
+
+def modern_name(class_name: str, target: str = "keras3") -> Optional[str]:
+    """Returns the modern spelling of a TF 2.4 Keras/loss-scale name on `target`, if any."""
+    for rename in RENAMES:
+        if rename.old.rsplit(".", 1)[1] == class_name:
+            return getattr(rename, target)
+    return None

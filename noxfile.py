@@ -1,0 +1,42 @@
+"""Test matrix: the whole suite once per supported TensorFlow/Keras stack, each in its own venv."""
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.error_on_missing_interpreters = True
+
+# stack name -> (pip requirements, environment)
+STACKS = {
+    "tf221-keras3": (["tensorflow-cpu==2.21.*"], {}),
+    "tf221-tfkeras": (["tensorflow-cpu==2.21.*", "tf-keras==2.21.*"], {"TF_USE_LEGACY_KERAS": "1"}),
+    "tf215-keras2": (["tensorflow-cpu==2.15.*"], {}),
+}
+
+ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+
+
+@nox.session(python="3.11")
+@nox.parametrize("stack", list(STACKS))
+def tests(session: nox.Session, stack: str) -> None:
+    """Runs the whole test suite on one stack."""
+    requirements, env = STACKS[stack]
+    session.install(*requirements)
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs, env={**ENV, **env})
+
+
+@nox.session(python="3.11")
+def example(session: nox.Session) -> None:
+    """Runs the bundled TF 2.4 example on TF 2.21 through the shim and checks it against TF 2.4.0."""
+    session.install(*STACKS["tf221-keras3"][0])
+    session.install("-e", ".")
+    session.run("python", "examples/tf24_custom_loop.py", "--check", env=ENV)
+
+
+@nox.session(python="3.8", name="record-goldens", venv_params=["--clear"])
+def record_goldens(session: nox.Session) -> None:
+    """Re-records tests/goldens and examples/goldens from real TF 2.4.0 (CPU)."""
+    session.install("pip<24")
+    session.install("tensorflow-cpu==2.4.0", "protobuf==3.20.3")
+    session.run("python", "tests/goldens/record_tf24.py", env=ENV)
+    session.run("python", "examples/tf24_custom_loop.py", "--record", env=ENV)
