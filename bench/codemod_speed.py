@@ -1,0 +1,69 @@
+"""Prints `migrate --check` time over the installed keras and tf_keras next to grep and a naive libcst parse.
+
+Run with the interpreter of an environment that has keras and tf_keras installed:
+    python bench/codemod_speed.py [-j N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _roots():
+    roots = []
+    for name in ("keras", "tf_keras"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            roots.append(list(spec.submodule_search_locations)[0])
+    return roots
+
+
+def _timed(command, **kwargs):
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, **kwargs)
+    return time.perf_counter() - start, done
+
+
+def main() -> int:
+    """Runs the three measurements and prints one line each."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--skip-naive", action="store_true", help="skip the (slow) naive libcst parse")
+    args = parser.parse_args()
+    roots = _roots()
+    if not roots:
+        print("neither keras nor tf_keras is installed in this interpreter's environment")
+        return 2
+    files = [
+        os.path.join(d, f) for root in roots for d, _, names in os.walk(root) for f in names if f.endswith(".py")
+    ]
+    print(f"trees: {', '.join(roots)} ({len(files)} .py files), {os.cpu_count()} CPUs")
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    seconds, done = _timed(
+        [sys.executable, "-m", "lossscale_compat", "migrate", "--check", "-j", str(args.jobs), *roots], env=env
+    )
+    print(f"migrate --check -j {args.jobs}: {seconds:.2f} s (exit {done.returncode}); "
+          f"{done.stderr.decode().strip().splitlines()[-1]}")
+    seconds, _ = _timed(["grep", "-rlE", "mixed_precision|LossScale", *roots])
+    print(f"grep -rlE 'mixed_precision|LossScale': {seconds:.2f} s")
+    if not args.skip_naive:
+        code = (
+            "import sys, libcst\n"
+            "for p in sys.argv[1:]:\n"
+            "    try: libcst.parse_module(open(p, 'rb').read())\n"
+            "    except Exception: pass\n"
+        )
+        seconds, _ = _timed([sys.executable, "-c", code, *files])
+        print(f"naive libcst.parse_module of every file (1 process): {seconds:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

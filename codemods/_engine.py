@@ -1,0 +1,209 @@
+"""Migrates one file's bytes: prefilter, parse, transform, splice when needed, verify."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from typing import Callable, List, Optional, Tuple
+
+from codemods import _warnings as w
+
+# A file can only need a change if it mentions one of these (bytes, case-sensitive).
+_NEEDS_TENSORFLOW = (b"mixed_precision", b"LossScale")
+_LOOP_METHODS = (b"get_scaled_loss", b"get_unscaled_gradients")
+
+
+@dataclasses.dataclass
+class FileResult:
+    """The outcome of migrating one file."""
+
+    path: str
+    status: str
+    """"changed", "unchanged", "error" or "skipped"."""
+    old: bytes = b""
+    new: bytes = b""
+    findings: List[w.Finding] = dataclasses.field(default_factory=list)
+    error: Optional[str] = None
+    line_map: Optional[Callable[[int], int]] = None
+    """Maps a line of the old file to the same line in the new one."""
+
+    def needs_person(self) -> bool:
+        """Returns whether a warning asks a person to look at this file."""
+        return any(finding.code not in w.NOTE_CODES for finding in self.findings)
+
+
+def may_match(data: bytes, target: str = "keras3") -> bool:
+    """Returns whether `data` could contain anything the codemod rewrites (cheap byte test)."""
+    if (
+        b"tensorflow" in data
+        and (b"experimental" in data or b"compat" in data)
+        and any(token in data for token in _NEEDS_TENSORFLOW)
+    ):
+        return True
+    return target == "keras3" and any(token in data for token in _LOOP_METHODS)
+
+
+def may_match_ast(data: bytes, target: str = "keras3") -> bool:
+    """Returns whether any dotted name could resolve to a TF 2.4 name (fast `ast` over-approximation).
+
+    A file that does not parse with `ast` returns True, so that libcst reports the error.
+    """
+    import ast
+
+    from lossscale_compat import _mapping
+
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
+        return True
+    legacy = set(_mapping.BY_OLD_NAME) | set(_mapping.LEGACY_MODULES)
+    imported: dict = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                imported.setdefault(local, set()).add(alias.name if alias.asname else local)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+        elif (
+            target == "keras3"
+            and isinstance(node, ast.Attribute)
+            and node.attr in ("get_scaled_loss", "get_unscaled_gradients")
+        ):
+            return True
+    roots = {local: full for local, full in imported.items() if any(f.startswith("tensorflow") for f in full)}
+    if not roots:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            parts = []
+            current = node
+            while isinstance(current, ast.Attribute):
+                parts.append(current.attr)
+                current = current.value
+            if not isinstance(current, ast.Name) or current.id not in roots:
+                continue
+            rest = ".".join(reversed(parts))
+            for full in roots[current.id]:
+                if (f"{full}.{rest}" if rest else full) in legacy:
+                    return True
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in legacy:
+                    return True
+        elif isinstance(node, ast.Import):
+            if any(alias.name in legacy for alias in node.names):
+                return True
+    return False
+
+
+def transform_code(data: bytes, target: str, filename: str = "") -> Tuple[bytes, bytes, List[w.Finding]]:
+    """Parses `data` and runs the command; returns (libcst's print of the input, output, findings).
+
+    Raises libcst.ParserSyntaxError, SyntaxError or UnicodeError when `data` cannot be read.
+    """
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+
+    from codemods.migrate_loss_scale import MigrateLossScaleCommand
+
+    module = cst.parse_module(data)
+    command = MigrateLossScaleCommand(CodemodContext(filename=filename), target=target)
+    new_module = command.transform_module(module)
+    return module.bytes, new_module.bytes, list(command.findings)
+
+
+def splice(original: bytes, printed: bytes, new: bytes) -> Optional[bytes]:
+    """Applies the line changes between `printed` and `new` to `original`, or returns None.
+
+    `printed` is libcst's (inexact) print of `original`. A change is only applied where the
+    lines it replaces are identical in `original` and `printed`.
+    """
+    orig_lines = original.splitlines(keepends=True)
+    printed_lines = printed.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    # Map each printed line that is identical in the original to its original index.
+    same = {}
+    for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(
+        None, orig_lines, printed_lines, autojunk=False
+    ).get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                same[j1 + k] = i1 + k
+    out: List[bytes] = []
+    cursor = 0  # next original line to copy
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, printed_lines, new_lines, autojunk=False
+    ).get_opcodes():
+        if tag == "equal":
+            continue
+        if i1 in same:
+            anchor = same[i1]
+        elif i1 == i2 and i1 - 1 in same:
+            anchor = same[i1 - 1] + 1
+        elif i1 == i2 == 0:
+            anchor = 0
+        else:
+            return None
+        if anchor < cursor or any(same.get(i1 + k) != anchor + k for k in range(i2 - i1)):
+            return None
+        out.extend(orig_lines[cursor:anchor])
+        out.extend(new_lines[j1:j2])
+        cursor = anchor + (i2 - i1)
+    out.extend(orig_lines[cursor:])
+    return b"".join(out)
+
+
+def line_mapper(old: bytes, new: bytes) -> Callable[[int], int]:
+    """Returns a function mapping 1-based lines of `old` to the matching lines of `new`."""
+    opcodes = difflib.SequenceMatcher(
+        None, old.splitlines(), new.splitlines(), autojunk=False
+    ).get_opcodes()
+
+    def mapped(line: int) -> int:
+        index = line - 1
+        for tag, i1, i2, j1, j2 in opcodes:
+            if i1 <= index < i2 or (i1 == i2 == index):
+                if tag == "equal":
+                    return j1 + (index - i1) + 1
+                return j1 + min(index - i1, max(j2 - j1 - 1, 0)) + 1
+        return line
+
+    return mapped
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    first = text[0] if text else type(error).__name__
+    return f"{type(error).__name__}: {first}"
+
+
+def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") -> FileResult:
+    """Migrates the bytes of one Python file; never raises for bad input, reports it instead."""
+    if not may_match(data, target) or not may_match_ast(data, target):
+        return FileResult(path, "unchanged", data, data)
+    import libcst as cst
+
+    try:
+        printed, new, findings = transform_code(data, target, path)
+    except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as error:
+        return FileResult(path, "error", data, data, error=f"cannot parse: {_describe(error)}")
+    except RecursionError:
+        return FileResult(path, "error", data, data, error="cannot parse: the file nests too deeply")
+    if new == printed:
+        return FileResult(path, "unchanged", data, data, findings)
+    if printed != data:
+        spliced = splice(data, printed, new)
+        if spliced is None:
+            return FileResult(
+                path, "skipped", data, data, findings + [w.Finding(1, 0, w.NOT_BYTE_EXACT)]
+            )
+        new = spliced
+    try:
+        cst.parse_module(new)
+    except Exception as error:  # noqa: BLE001 - the output is ours; any failure means do not write
+        return FileResult(
+            path, "error", data, data, findings, error=f"internal error, output does not parse: {_describe(error)}"
+        )
+    return FileResult(path, "changed", data, new, findings, line_map=line_mapper(data, new))

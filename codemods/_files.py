@@ -1,0 +1,224 @@
+"""Finding files: directory walks that honour .gitignore and excludes, and pyproject configuration."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+SUFFIXES = (".py", ".pyi", ".ipynb")
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".eggs", "__pycache__",
+        "build", "dist", "_build", "buck-out", ".ipynb_checkpoints", "node_modules",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".direnv", "__pypackages__",
+    }
+)
+
+
+def _glob_to_regex(glob: str) -> str:
+    """Translates one gitignore glob (without leading/trailing slash handling) to a regex."""
+    out, i = [], 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if glob.startswith("/**", i) and i + 3 == len(glob):
+            out.append("/.*")
+            i += 3
+            continue
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = glob.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = glob[i + 1 : end].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end
+        elif c == "\\" and i + 1 < len(glob):
+            i += 1
+            out.append(re.escape(glob[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+class IgnoreRules:
+    """A subset of gitignore matching: globs, `**`, `dir/`, `!negation` and anchored `/x`."""
+
+    def __init__(self) -> None:
+        self._rules: List[Tuple[str, "re.Pattern[str]", bool, bool]] = []
+
+    def add(self, base: str, lines: Sequence[str]) -> None:
+        """Adds patterns read from a .gitignore in directory `base` (relative, '' for the root)."""
+        for raw in lines:
+            line = raw.rstrip("\n").rstrip("\r")
+            if not line.strip() or line.startswith("#"):
+                continue
+            if not line.endswith("\\ "):
+                line = line.rstrip(" ")
+            negate = line.startswith("!")
+            if negate:
+                line = line[1:]
+            elif line.startswith("\\!") or line.startswith("\\#"):
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.rstrip("/")
+            if not line:
+                continue
+            anchored = "/" in line
+            line = line.lstrip("/")
+            regex = _glob_to_regex(line)
+            prefix = re.escape(base + "/") if base else ""
+            if anchored:
+                pattern = re.compile(f"^{prefix}{regex}$")
+            else:
+                pattern = re.compile(f"^{prefix}(?:.*/)?{regex}$")
+            self._rules.append((base, pattern, negate, dir_only))
+
+    def ignored(self, relpath: str, is_dir: bool) -> bool:
+        """Returns whether the '/'-separated `relpath` is ignored (last matching rule wins)."""
+        result = False
+        for _base, pattern, negate, dir_only in self._rules:
+            if dir_only and not is_dir:
+                continue
+            if pattern.match(relpath):
+                result = not negate
+        return result
+
+    def copy(self) -> "IgnoreRules":
+        """Returns a copy that can take more rules without changing this one."""
+        new = IgnoreRules()
+        new._rules = list(self._rules)
+        return new
+
+
+def _read_lines(path: str) -> List[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.readlines()
+    except OSError:
+        return []
+
+
+def _is_venv(path: str) -> bool:
+    return os.path.exists(os.path.join(path, "pyvenv.cfg"))
+
+
+def walk(
+    root: str, *, excludes: Sequence[str] = (), respect_gitignore: bool = True
+) -> Iterator[str]:
+    """Yields the Python files and notebooks under `root`, sorted, skipping ignored ones."""
+    rules = IgnoreRules()
+    root = os.path.normpath(root)
+    top = _git_root(root) or root
+    start = os.path.relpath(root, top).replace(os.sep, "/")
+    start = "" if start == "." else start
+    if respect_gitignore:
+        # .gitignore files from the repository root down to `root` apply too.
+        parts = start.split("/") if start else []
+        for depth in range(len(parts) + 1):
+            base = "/".join(parts[:depth])
+            rules.add(base, _read_lines(os.path.join(top, base, ".gitignore")))
+    excluded = IgnoreRules()
+    excluded.add("", list(excludes))
+    stack: List[Tuple[str, str, IgnoreRules]] = [(root, start, rules)]
+    while stack:
+        directory, rel, dir_rules = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        if rel != start and respect_gitignore:
+            nested = os.path.join(directory, ".gitignore")
+            if os.path.exists(nested):
+                dir_rules = dir_rules.copy()
+                dir_rules.add(rel, _read_lines(nested))
+        files, dirs = [], []
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            below = child[len(start) + 1 :] if start else child
+            if dir_rules.ignored(child, is_dir) or excluded.ignored(below, is_dir):
+                continue
+            if is_dir:
+                if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info") or _is_venv(entry.path):
+                    continue
+                dirs.append((entry.path, child, dir_rules))
+            elif entry.name.endswith(SUFFIXES):
+                files.append(entry.path)
+        stack.extend(dirs)
+        yield from sorted(files)
+
+
+def _git_root(path: str) -> Optional[str]:
+    directory = os.path.abspath(path)
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def find_config(start: str) -> Tuple[Optional[str], Dict[str, object], Optional[str]]:
+    """Finds `[tool.lossscale-compat]` in the nearest pyproject.toml above `start`.
+
+    Returns (path of pyproject.toml or None, the table, a note if the table could not be read).
+    """
+    directory = os.path.abspath(start)
+    if not os.path.isdir(directory):
+        directory = os.path.dirname(directory)
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return (candidate, *_load_table(candidate))
+        if os.path.exists(os.path.join(directory, ".git")):
+            return None, {}, None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None, {}, None
+        directory = parent
+
+
+def _load_table(path: str) -> Tuple[Dict[str, object], Optional[str]]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - depends on the interpreter
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            with open(path, "rb") as handle:
+                if b"[tool.lossscale-compat]" in handle.read():
+                    return {}, (
+                        f"{path}: [tool.lossscale-compat] ignored: reading TOML needs Python 3.11 "
+                        "or the `tomli` package. Instead, pass the options on the command line."
+                    )
+            return {}, None
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, ValueError) as error:
+        return {}, f"{path}: cannot read: {error}"
+    table = data.get("tool", {}).get("lossscale-compat", {})
+    if not isinstance(table, dict):
+        return {}, f"{path}: [tool.lossscale-compat] must be a table"
+    return table, None

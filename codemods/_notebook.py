@@ -1,0 +1,116 @@
+"""Migrates the code cells of a Jupyter notebook, leaving every other byte alone."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import List, Optional, Tuple
+
+from codemods import _engine
+from codemods import _warnings as w
+
+_MAGIC = re.compile(r"^\s*(%|!|\?)|\?\s*$")
+_MARK = "# lossscale-compat-cell-{}"
+_MAGIC_MARK = "# lossscale-compat-magic"
+
+
+def _dump(notebook: object, indent: Optional[int], ensure_ascii: bool, newline: bool) -> str:
+    text = json.dumps(notebook, indent=indent, ensure_ascii=ensure_ascii)
+    return text + ("\n" if newline else "")
+
+
+def _layout(text: str, notebook: object) -> Optional[Tuple[Optional[int], bool, bool]]:
+    """Returns the json.dumps settings that reproduce `text` exactly, if any do."""
+    newline = text.endswith("\n")
+    match = re.search(r"\n( +)\S", text)
+    indents = [len(match.group(1))] if match else [None]
+    for indent in indents:
+        for ensure_ascii in (False, True):
+            if _dump(notebook, indent, ensure_ascii, newline) == text:
+                return indent, ensure_ascii, newline
+    return None
+
+
+def _mask(source: str) -> Optional[Tuple[str, List[str]]]:
+    """Replaces IPython magic lines by comments; returns None for a cell magic (`%%`)."""
+    if source.lstrip().startswith("%%"):
+        return None
+    lines = source.split("\n")
+    magics: List[str] = []
+    out = []
+    for line in lines:
+        if _MAGIC.search(line) and not line.lstrip().startswith("#"):
+            magics.append(line)
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}{_MAGIC_MARK}")
+        else:
+            out.append(line)
+    return "\n".join(out), magics
+
+
+def _unmask(source: str, magics: List[str]) -> str:
+    lines = source.split("\n")
+    it = iter(magics)
+    return "\n".join(next(it) if line.strip() == _MAGIC_MARK else line for line in lines)
+
+
+def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook>") -> _engine.FileResult:
+    """Migrates the code cells of a notebook's bytes; all other bytes stay as they are."""
+    if not _engine.may_match(data, target):
+        return _engine.FileResult(path, "unchanged", data, data)
+    try:
+        text = data.decode("utf-8")
+        notebook = json.loads(text)
+        cells = notebook["cells"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        return _engine.FileResult(path, "error", data, data, error=f"cannot read notebook: {error}")
+    layout = _layout(text, notebook)
+    if layout is None:
+        return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_LAYOUT)])
+    code_cells = []
+    parts: List[str] = []
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        joined = "".join(source) if isinstance(source, list) else source
+        masked = _mask(joined)
+        if masked is None:
+            continue
+        code_cells.append((index, masked[1], isinstance(source, list)))
+        parts.append(_MARK.format(index) + "\n" + masked[0] + "\n")
+    combined = "".join(parts).encode("utf-8")
+    result = _engine.migrate_source(combined, target, path)
+    if result.status == "error":
+        return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_CELL)])
+    findings = [_cell_finding(f, combined) for f in result.findings]
+    if result.status != "changed":
+        return _engine.FileResult(path, "unchanged" if result.status == "unchanged" else result.status, data, data, findings)
+    new_text = result.new.decode("utf-8")
+    pieces = re.split(r"^# lossscale-compat-cell-(\d+)\n", new_text, flags=re.M)
+    head, rest = pieces[0], pieces[1:]
+    indices = [int(i) for i in rest[0::2]]
+    if indices != [index for index, _, _ in code_cells]:
+        return _engine.FileResult(path, "skipped", data, data, findings + [w.Finding(1, 0, w.NOTEBOOK_CELL)])
+    bodies = rest[1::2]
+    if head:
+        bodies[0] = head + bodies[0]  # imports added above the first cell belong to it
+    for (index, magics, as_list), body in zip(code_cells, bodies):
+        body = body[:-1] if body.endswith("\n") else body
+        source = _unmask(body, magics)
+        cells[index]["source"] = source.splitlines(keepends=True) if as_list else source
+    indent, ensure_ascii, newline = layout
+    new = _dump(notebook, indent, ensure_ascii, newline).encode("utf-8")
+    status = "changed" if new != data else "unchanged"
+    return _engine.FileResult(path, status, data, new, findings, line_map=None)
+
+
+def _cell_finding(finding: w.Finding, combined: bytes) -> w.Finding:
+    """Re-numbers a finding's line to count within its code cell (1-based)."""
+    lines = combined.decode("utf-8").split("\n")
+    line = finding.line
+    for number in range(min(finding.line, len(lines)) - 1, -1, -1):
+        if lines[number].startswith("# lossscale-compat-cell-"):
+            line = finding.line - number - 1
+            break
+    return w.Finding(line, finding.col, finding.code)

@@ -1,0 +1,112 @@
+"""Warning codes and their constant texts, shared by the command, the engine, the CLI and the docs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+# Sites the codemod leaves alone: a person has to look at them.
+AMBIGUOUS_NAME = "LSC101"
+LOSS_SCALE_NOT_VISIBLE = "LSC102"
+MULTIPLIER_NOT_TWO = "LSC103"
+FIXED_SCALE_NOT_INLINE = "LSC104"
+STAR_ARGS = "LSC105"
+POLICY_LOSS_SCALE = "LSC106"
+UNSCALED_GRADIENTS_USED = "LSC107"
+UNSUPPORTED_USE = "LSC110"
+NAME_CLASH = "LSC111"
+BAD_ARGUMENTS = "LSC112"
+# Notes on sites the codemod did rewrite.
+GRAPH_REWRITE_NOTE = "LSC108"
+SHIM_NOTE = "LSC109"
+# File-level outcomes.
+NOT_BYTE_EXACT = "LSC201"
+NOTEBOOK_LAYOUT = "LSC202"
+NOTEBOOK_CELL = "LSC203"
+
+MESSAGES = {
+    AMBIGUOUS_NAME: (
+        "This name is rebound, shadowed or ambiguous here, so it was left alone. "
+        "Check which object it is and migrate it by hand."
+    ),
+    LOSS_SCALE_NOT_VISIBLE: (
+        "The `loss_scale` value cannot be read from the source, so the call was left alone. "
+        "Instead, pass `initial_scale=`/`dynamic_growth_steps=` to `LossScaleOptimizer` for a "
+        "dynamic scale, or the fixed value as described in docs/codemod.md."
+    ),
+    MULTIPLIER_NOT_TWO: (
+        "A `DynamicLossScale` multiplier other than 2 has no modern equivalent, so the call was "
+        "left alone. Instead, use a multiplier of 2 or keep `lossscale_compat.DynamicLossScale`."
+    ),
+    FIXED_SCALE_NOT_INLINE: (
+        "On Keras 3 a fixed loss scale is the inner optimizer's `loss_scale_factor`, and the "
+        "optimizer is not constructed in this call, so it was left alone. Instead, pass "
+        "`loss_scale_factor=<value>` where the optimizer is built and drop the wrapper."
+    ),
+    STAR_ARGS: (
+        "This call passes `*args` or `**kwargs`, so its arguments cannot be folded and it was "
+        "left alone. Instead, spell the arguments out and run the codemod again."
+    ),
+    POLICY_LOSS_SCALE: (
+        "A modern policy has no `loss_scale`, and this one cannot be dropped safely, so the call "
+        "was left alone. Instead, pass the loss scale to `LossScaleOptimizer`, or use "
+        "`compile(auto_scale_loss=False)` for no loss scaling."
+    ),
+    UNSCALED_GRADIENTS_USED: (
+        "These unscaled gradients are used other than by `apply_gradients`, so the call was left "
+        "alone. Keras 3's `apply_gradients` unscales by itself: instead, pass it the scaled "
+        "gradients and divide any other use by `optimizer.dynamic_scale`."
+    ),
+    UNSUPPORTED_USE: (
+        "The codemod has no rule for this use of a TF 2.4 mixed-precision name, so it was left "
+        "alone. Instead, rewrite it by hand (see docs/codemod.md)."
+    ),
+    NAME_CLASH: (
+        "The modern name would clash with another name bound in this module, so it was left "
+        "alone. Instead, import the modern name under a free alias and rewrite the site."
+    ),
+    BAD_ARGUMENTS: (
+        "The arguments do not match the TF 2.4 signature, so the call was left alone. "
+        "Instead, fix the call and run the codemod again."
+    ),
+    GRAPH_REWRITE_NOTE: (
+        "The graph rewrite no longer exists: the optimizer is now wrapped explicitly. Also call "
+        "`set_global_policy('mixed_float16')` before building the model to compute in float16."
+    ),
+    SHIM_NOTE: (
+        "This LossScale object has no modern equivalent, so it now uses lossscale_compat's class, "
+        "which keeps the TF 2.4 behaviour."
+    ),
+    NOT_BYTE_EXACT: (
+        "libcst does not reproduce this file byte for byte and the changes could not be spliced "
+        "in, so the file was skipped. Instead, migrate it by hand."
+    ),
+    NOTEBOOK_LAYOUT: (
+        "This notebook's JSON layout cannot be reproduced byte for byte, so it was skipped. "
+        "Instead, save it with Jupyter (indent 1) or migrate it by hand."
+    ),
+    NOTEBOOK_CELL: (
+        "A code cell could not be parsed (after masking magics), so the notebook was skipped. "
+        "Instead, fix the cell or migrate the notebook by hand."
+    ),
+}
+
+# Codes that only annotate a rewrite; every other warning means a person has to look.
+NOTE_CODES = frozenset({GRAPH_REWRITE_NOTE, SHIM_NOTE})
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One warning at a 1-based line and 0-based column."""
+
+    line: int
+    col: int
+    code: str
+
+    @property
+    def message(self) -> str:
+        """Returns the constant text of this finding's code."""
+        return MESSAGES[self.code]
+
+    def as_dict(self) -> dict:
+        """Returns the report form of this finding (line and col both 1-based)."""
+        return {"line": self.line, "col": self.col + 1, "code": self.code, "message": self.message}

@@ -1,0 +1,314 @@
+"""The `lossscale-compat migrate` command line."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import tempfile
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from codemods import _files
+from codemods import _warnings as w
+
+EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
+_CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lossscale-compat",
+        description="Tools for moving TF 2.4 mixed-precision code to the modern Keras API.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    migrate = commands.add_parser(
+        "migrate",
+        help="rewrite TF 2.4 loss-scaling call sites",
+        description="Rewrite TF 2.4 mixed-precision (loss scaling) code to the modern Keras API.",
+    )
+    migrate.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
+    mode = migrate.add_mutually_exclusive_group()
+    mode.add_argument("--diff", dest="mode", action="store_const", const="diff", help="print a unified diff (default)")
+    mode.add_argument("--check", dest="mode", action="store_const", const="check", help="list the files that would change")
+    mode.add_argument("--write", dest="mode", action="store_const", const="write", help="rewrite files in place")
+    migrate.add_argument("--target", choices=("keras3", "tf_keras"), help="modern API (default: keras3)")
+    migrate.add_argument("--report", metavar="FILE.json", help="write a JSON report")
+    migrate.add_argument("--format", choices=("text", "json", "github"), help="output format (default: text)")
+    migrate.add_argument("-j", "--jobs", type=int, help="parallel jobs (default: number of CPUs)")
+    migrate.add_argument("--stdin-filename", help="the name to report for -")
+    migrate.add_argument("--exclude", action="append", default=[], metavar="PATTERN", help="gitignore-style pattern to skip in directory walks")
+    migrate.add_argument("--no-gitignore", dest="gitignore", action="store_false", default=None, help="do not read .gitignore files")
+    return parser
+
+
+class _Result:
+    """One file's outcome in the form the CLI reports."""
+
+    def __init__(self, path: str, status: str, old: bytes = b"", new: bytes = b"",
+                 findings: Sequence[Tuple[int, int, int, str]] = (), error: Optional[str] = None) -> None:
+        self.path = path
+        self.status = status
+        self.old = old
+        self.new = new
+        self.findings = list(findings)  # (old line, new line, col, code)
+        self.error = error
+
+    def warnings(self, after_write: bool) -> List[dict]:
+        return [
+            w.Finding(new_line if after_write else old_line, col, code).as_dict()
+            for old_line, new_line, col, code in self.findings
+        ]
+
+    def needs_person(self) -> bool:
+        return any(code not in w.NOTE_CODES for _, _, _, code in self.findings)
+
+
+def _process(path: str, data: bytes, target: str) -> _Result:
+    """Migrates one file's bytes in this process; never raises."""
+    try:
+        if path.endswith(".ipynb"):
+            from codemods._notebook import migrate_notebook as migrate
+        else:
+            from codemods._engine import migrate_source as migrate
+        result = migrate(data, target, path)
+    except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
+        return _Result(path, "error", data, data, error=f"internal error: {type(error).__name__}: {error}")
+    mapped = result.line_map or (lambda line: line)
+    findings = [(f.line, mapped(f.line), f.col, f.code) for f in result.findings]
+    return _Result(path, result.status, data, result.new, findings, result.error)
+
+
+def _process_many(tasks: List[Tuple[str, bytes]], target: str, jobs: int) -> List[_Result]:
+    if jobs <= 1 or len(tasks) < 2:
+        return [_process(path, data, target) for path, data in tasks]
+    import concurrent.futures
+    import multiprocessing
+
+    import libcst  # noqa: F401 - imported once here so forked workers start warm
+
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    results: List[Optional[_Result]] = [None] * len(tasks)
+    with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+        futures = {pool.submit(_process, path, data, target): i for i, (path, data) in enumerate(tasks)}
+        for future in concurrent.futures.as_completed(futures):
+            i = futures[future]
+            try:
+                results[i] = future.result()
+            except Exception as error:  # noqa: BLE001 - e.g. a worker killed by the native parser
+                path, data = tasks[i]
+                results[i] = _Result(path, "error", data, data, error=f"worker failed: {type(error).__name__}")
+    return [r for r in results if r is not None]
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    """Replaces the file at `path` by `data` in one step, keeping its mode."""
+    real = os.path.realpath(path)
+    mode = os.stat(real).st_mode & 0o7777
+    directory = os.path.dirname(real) or "."
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".lossscale-compat-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, real)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def _decode(data: bytes) -> str:
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return data.decode("utf-8", errors="replace")
+
+
+def _diff(result: _Result) -> str:
+    import difflib
+
+    old = _decode(result.old).splitlines(keepends=True)
+    new = _decode(result.new).splitlines(keepends=True)
+    lines = difflib.unified_diff(old, new, f"a/{result.path}", f"b/{result.path}")
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> Tuple[List[str], List[_Result]]:
+    files: List[str] = []
+    missing: List[_Result] = []
+    seen = set()
+    for path in paths:
+        if path == "-":
+            files.append(path)
+        elif os.path.isdir(path):
+            for found in _files.walk(path, excludes=excludes, respect_gitignore=gitignore):
+                if os.path.abspath(found) not in seen:
+                    seen.add(os.path.abspath(found))
+                    files.append(found)
+        elif os.path.isfile(path):
+            if os.path.abspath(path) not in seen:
+                seen.add(os.path.abspath(path))
+                files.append(path)
+        else:
+            missing.append(_Result(path, "error", error="no such file or directory"))
+    return files, missing
+
+
+def _config(args: argparse.Namespace, stderr) -> Dict[str, object]:
+    start = args.paths[0] if args.paths and args.paths[0] != "-" else os.getcwd()
+    if args.stdin_filename and args.paths == ["-"]:
+        start = os.path.dirname(os.path.abspath(args.stdin_filename))
+    path, table, note = _files.find_config(start)
+    if note:
+        print(f"lossscale-compat: {note}", file=stderr)
+    unknown = set(table) - _CONFIG_KEYS
+    if unknown:
+        raise ValueError(
+            f"{path}: [tool.lossscale-compat] has unknown keys {sorted(unknown)}; "
+            f"the known keys are {sorted(_CONFIG_KEYS)}."
+        )
+    return table
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Runs the command line; returns the exit code."""
+    stdout, stderr = sys.stdout, sys.stderr
+    args = _parser().parse_args(argv)
+    try:
+        config = _config(args, stderr)
+        target = args.target or str(config.get("target", "keras3"))
+        if target not in ("keras3", "tf_keras"):
+            raise ValueError(f"`target` must be 'keras3' or 'tf_keras', got {target!r}")
+        out_format = args.format or str(config.get("format", "text"))
+        if out_format not in ("text", "json", "github"):
+            raise ValueError(f"`format` must be 'text', 'json' or 'github', got {out_format!r}")
+        excludes = list(config.get("exclude", [])) + list(config.get("extend-exclude", [])) + args.exclude
+        gitignore = args.gitignore if args.gitignore is not None else bool(config.get("respect-gitignore", True))
+        jobs = args.jobs or int(config.get("jobs", 0)) or os.cpu_count() or 1
+        if jobs < 1:
+            raise ValueError(f"`-j` must be at least 1, got {jobs}")
+    except (ValueError, TypeError) as error:
+        print(f"lossscale-compat: error: {error}", file=stderr)
+        return EXIT_ERROR
+    mode = args.mode or "diff"
+    if not args.paths:
+        print("lossscale-compat: error: no paths given. Instead, pass files, directories or -.", file=stderr)
+        return EXIT_ERROR
+    if args.paths.count("-") > 1 or ("-" in args.paths and len(args.paths) > 1):
+        print("lossscale-compat: error: - (stdin) must be the only path.", file=stderr)
+        return EXIT_ERROR
+
+    files, results = _gather(args.paths, excludes, gitignore)
+    from codemods._engine import may_match
+
+    tasks: List[Tuple[str, bytes]] = []
+    order: List[Tuple[str, Optional[_Result]]] = []
+    for path in files:
+        shown = (args.stdin_filename or "-") if path == "-" else path
+        try:
+            data = sys.stdin.buffer.read() if path == "-" else _read(path)
+        except OSError as error:
+            order.append((shown, _Result(shown, "error", error=f"cannot read: {error.strerror}")))
+            continue
+        if may_match(data, target):
+            tasks.append((shown, data))
+            order.append((shown, None))
+        else:
+            order.append((shown, _Result(shown, "unchanged", data, data)))
+    done = {r.path: r for r in _process_many(tasks, target, jobs)}
+    results += [result if result is not None else done[shown] for shown, result in order]
+
+    stdin_mode = args.paths == ["-"]
+    if mode == "write":
+        for result in results:
+            if result.status == "changed" and not stdin_mode:
+                try:
+                    _write_atomic(result.path, result.new)
+                except OSError as error:
+                    result.status, result.error = "error", f"cannot write: {error.strerror}"
+        if stdin_mode and results and results[0].status != "error":
+            sys.stdout.buffer.write(results[0].new)
+            sys.stdout.buffer.flush()
+    _print(results, mode, out_format, target, stdout, stderr, stdin_mode)
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as handle:
+            json.dump(_report(results, mode, target), handle, indent=2)
+            handle.write("\n")
+    if any(r.status == "error" for r in results):
+        return EXIT_ERROR
+    if any(r.needs_person() for r in results) or (mode != "write" and any(r.status == "changed" for r in results)):
+        return EXIT_PENDING
+    return EXIT_CLEAN
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _report(results: Sequence[_Result], mode: str, target: str) -> dict:
+    after = mode == "write"
+    files = [
+        {
+            "path": r.path,
+            "status": r.status,
+            "warnings": r.warnings(after and r.status == "changed"),
+            "error": r.error,
+        }
+        for r in results
+    ]
+    summary = {status: sum(1 for r in results if r.status == status) for status in ("changed", "unchanged", "error", "skipped")}
+    summary.update(
+        files=len(results),
+        warnings=sum(len(r.findings) for r in results),
+        needs_person=sum(1 for r in results if r.needs_person()),
+        mode=mode,
+        target=target,
+    )
+    return {"files": files, "summary": summary}
+
+
+def _print(results, mode, out_format, target, stdout, stderr, stdin_mode) -> None:
+    if out_format == "json":
+        if not (stdin_mode and mode == "write"):
+            json.dump(_report(results, mode, target), stdout, indent=2)
+            stdout.write("\n")
+        return
+    after = mode == "write"
+    for r in results:
+        if r.status == "changed":
+            if mode == "diff":
+                stdout.write(_diff(r))
+            elif mode == "check":
+                stdout.write(f"would migrate: {r.path}\n")
+            elif not stdin_mode:
+                stderr.write(f"migrated: {r.path}\n")
+        for warning in r.warnings(after and r.status == "changed"):
+            if out_format == "github":
+                level = "notice" if warning["code"] in w.NOTE_CODES else "warning"
+                stderr.write(
+                    f"::{level} file={r.path},line={warning['line']},col={warning['col']},"
+                    f"title={warning['code']}::{warning['message']}\n"
+                )
+            else:
+                stderr.write(f"{r.path}:{warning['line']}:{warning['col']}: {warning['code']} {warning['message']}\n")
+        if r.status == "error":
+            if out_format == "github":
+                stderr.write(f"::error file={r.path}::{r.error}\n")
+            else:
+                stderr.write(f"{r.path}: error: {r.error}\n")
+    counts = _report(results, mode, target)["summary"]
+    verb = {"diff": "would be migrated", "check": "would be migrated", "write": "migrated"}[mode]
+    stderr.write(
+        f"lossscale-compat: {counts['changed']} file(s) {verb}, {counts['unchanged']} unchanged, "
+        f"{counts['skipped']} skipped, {counts['error']} error(s), {counts['warnings']} warning(s).\n"
+    )

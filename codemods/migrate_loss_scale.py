@@ -1,0 +1,831 @@
+"""The libcst command that rewrites TF 2.4 mixed-precision call sites to the modern Keras API."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import (
+    GlobalScope,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from codemods import _warnings as w
+from lossscale_compat import _mapping
+
+TARGETS = ("keras3", "tf_keras")
+SUPPRESS_RE = re.compile(r"#\s*lossscale-compat:\s*ignore\b")
+
+# Built-in optimizers whose constructor takes `loss_scale_factor` on Keras 3.
+_KERAS3_OPTIMIZERS = frozenset(
+    {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Ftrl", "Lion"}
+)
+_OPTIMIZER_MODULES = ("keras.optimizers", "tensorflow.keras.optimizers")
+_FLOAT16_POLICY = "mixed_float16"
+
+_LOSS_SCALE_PARAMS = {
+    "FixedLossScale": ("loss_scale_value",),
+    "DynamicLossScale": ("initial_loss_scale", "increment_period", "multiplier"),
+}
+_RULE_PARAMS = {
+    "loss_scale_optimizer": (("optimizer", "loss_scale"), 2),
+    "graph_rewrite": (("opt", "loss_scale"), 1),
+    "policy": (("name", "loss_scale"), 1),
+    "get_layer_policy": (("layer",), 1),
+}
+
+_Expr = cst.BaseExpression
+
+
+class _Unsafe(Exception):
+    """Raised inside the analysis when a site must be left alone with a warning code."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class _LossScale:
+    """A loss scale read from the source: dynamic (with optional settings) or fixed."""
+
+    def __init__(self, dynamic: bool, *, initial=None, growth=None, value=None) -> None:
+        self.dynamic = dynamic
+        self.initial: Optional[_Expr] = initial
+        self.growth: Optional[_Expr] = growth
+        self.value: Optional[_Expr] = value
+
+
+def _number(node: _Expr) -> Optional[float]:
+    """Returns the value of an int/float literal, else None."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return float(node.evaluated_value)
+    return None
+
+
+def _string(node: _Expr) -> Optional[str]:
+    """Returns the value of a plain string literal, else None."""
+    if isinstance(node, cst.SimpleString) and "f" not in node.prefix.lower():
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _is_pure(node: _Expr) -> bool:
+    """Returns whether `node` can be moved without changing when anything runs."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _is_pure(node.value)
+    if isinstance(node, cst.UnaryOperation):
+        return _is_pure(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        return _is_pure(node.left) and _is_pure(node.right)
+    return False
+
+
+def _bind(args: Sequence[cst.Arg], params: Sequence[str], required: int) -> Dict[str, cst.Arg]:
+    """Binds call arguments to parameter names like Python would, or raises _Unsafe."""
+    bound: Dict[str, cst.Arg] = {}
+    for index, arg in enumerate(args):
+        if arg.star:
+            raise _Unsafe(w.STAR_ARGS)
+        if arg.keyword is None:
+            if index >= len(params):
+                raise _Unsafe(w.BAD_ARGUMENTS)
+            bound[params[index]] = arg
+    for arg in args:
+        if arg.keyword is not None:
+            name = arg.keyword.value
+            if name not in params or name in bound:
+                raise _Unsafe(w.BAD_ARGUMENTS)
+            bound[name] = arg
+    if any(name not in bound for name in params[:required]):
+        raise _Unsafe(w.BAD_ARGUMENTS)
+    return bound
+
+
+def _kwarg(name: str, value: _Expr) -> cst.Arg:
+    """Returns `name=value` as a call argument."""
+    return cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+
+
+def _restyle(original: Sequence[cst.Arg], new: List[cst.Arg]) -> List[cst.Arg]:
+    """Gives `new` the comma layout of `original`: its separator, and its trailing comma if any."""
+    if not new:
+        return new
+    separator = original[0].comma if len(original) > 1 else cst.MaybeSentinel.DEFAULT
+    trailing = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
+    out = [arg.with_changes(comma=separator) for arg in new[:-1]]
+    out.append(new[-1].with_changes(comma=trailing))
+    return out
+
+
+def _has_comment(node: cst.CSTNode) -> bool:
+    """Returns whether a comment sits anywhere inside `node`."""
+
+    class _Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_Comment(self, node: cst.Comment) -> None:
+            self.found = True
+
+    finder = _Finder()
+    node.visit(finder)
+    return finder.found
+
+
+def _chain(node: _Expr) -> List[_Expr]:
+    """Returns the dotted-name prefixes of `node`, longest first, down to its root Name."""
+    out = [node]
+    while isinstance(out[-1], cst.Attribute):
+        out.append(out[-1].value)
+    return [prefix for prefix in out if isinstance(prefix, (cst.Name, cst.Attribute))]
+
+
+class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
+    """Rewrites TF 2.4 mixed-precision names and calls to the modern Keras API.
+
+    It rewrites: every name in `lossscale_compat._mapping.RENAMES` matched by qualified name;
+    `LossScaleOptimizer(opt, loss_scale)` and `enable_mixed_precision_graph_rewrite(opt, ...)`
+    with the loss scale folded in; `Policy(name, loss_scale=...)`; `get_layer_policy(layer)`;
+    and, on Keras 3, `get_scaled_loss` and an `apply_gradients`-only `get_unscaled_gradients`.
+    Non-goals: it never guesses a value it cannot read, never follows names across modules,
+    does not touch subclasses of the experimental classes or `from_config` calls, and leaves
+    anything rebound or shadowed alone; each of those gets a warning instead.
+    """
+
+    DESCRIPTION = "Rewrites TF 2.4 mixed-precision (loss scaling) code to the modern Keras API."
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, PositionProvider, ParentNodeProvider)
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        """Adds `--target` to libcst.tool's parser."""
+        arg_parser.add_argument(
+            "--target", choices=TARGETS, default="keras3", help="modern API to migrate to"
+        )
+
+    def __init__(self, context: CodemodContext, target: str = "keras3") -> None:
+        super().__init__(context)
+        if target not in TARGETS:
+            raise ValueError(f"`target` must be one of {TARGETS}, got {target!r}")
+        self.target = target
+        self.findings: List[w.Finding] = []
+        self._replace: Dict[cst.CSTNode, object] = {}
+        self._drop_statements: Set[cst.CSTNode] = set()
+        self._import_actions: Dict[cst.ImportAlias, Optional[Tuple[str, str, Optional[str]]]] = {}
+
+    # ------------------------------------------------------------------ analysis
+    def visit_Module(self, node: cst.Module) -> bool:
+        self.findings = []
+        self._replace = {}
+        self._drop_statements = set()
+        self._import_actions = {}
+        self._module = node
+        self._suppressed = {
+            number
+            for number, line in enumerate(node.code.splitlines(), start=1)
+            if "lossscale-compat" in line and SUPPRESS_RE.search(line)
+        }
+        self._global: GlobalScope = self.get_metadata(ScopeProvider, node)
+        self._bindings = self._collect_bindings(node)
+        sites: List[Tuple[_Expr, str]] = []
+        loops: List[cst.Call] = []
+        node.visit(_SiteCollector(self, sites, loops))
+        self._folded: Set[cst.CSTNode] = set()
+        self._kept_calls: Set[cst.CSTNode] = set()
+        self._blocked_bindings: Set[str] = set()
+        decisions: Dict[_Expr, Tuple[str, object]] = {}
+        # Calls that fold an inner loss scale go first, so the inner site is not renamed too.
+        order = sorted(
+            sites,
+            key=lambda site: 0 if _mapping.BY_OLD_NAME[site[1]].rule != "loss_scale" else 1,
+        )
+        for site, old in order:
+            if site in self._folded:
+                continue
+            if self._inside_kept_call(site):
+                decisions[site] = ("keep", None)
+                continue
+            folded_before = set(self._folded)
+            try:
+                decisions[site] = self._decide(site, _mapping.BY_OLD_NAME[old])
+            except _Unsafe as unsafe:
+                self._folded = folded_before
+                self._warn(site, unsafe.code)
+                decisions[site] = ("keep", None)
+                parent = self.get_metadata(ParentNodeProvider, site, None)
+                if isinstance(parent, cst.Call) and parent.func is site:
+                    self._kept_calls.add(parent)
+        self._plan_imports(decisions)
+        for site, (kind, payload) in decisions.items():
+            self._apply_decision(site, kind, payload)
+        if self.target == "keras3":
+            for call in loops:
+                self._plan_loop(call)
+        self.findings.sort(key=lambda f: (f.line, f.col, f.code))
+        for finding in self.findings:
+            self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
+        return True
+
+    def _inside_kept_call(self, node: cst.CSTNode) -> bool:
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None:
+            if parent in self._kept_calls:
+                return True
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+        return False
+
+    def _collect_bindings(self, module: cst.Module) -> Dict[str, Tuple[str, cst.CSTNode, cst.ImportAlias]]:
+        """Maps each name bound once at module level by an absolute import to what it imports."""
+        out: Dict[str, Tuple[str, cst.CSTNode, cst.ImportAlias]] = {}
+        for statement in module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        full = get_full_name_for_node(alias.name) or ""
+                        if alias.asname is not None:
+                            local = get_full_name_for_node(alias.asname.name) or ""
+                            out[local] = (full, small, alias)
+                        else:
+                            top = full.split(".")[0]
+                            out[top] = (top, small, alias)
+                elif isinstance(small, cst.ImportFrom) and not small.relative:
+                    if isinstance(small.names, cst.ImportStar) or small.module is None:
+                        continue
+                    module_name = get_full_name_for_node(small.module) or ""
+                    for alias in small.names:
+                        name = get_full_name_for_node(alias.name) or ""
+                        local = name
+                        if alias.asname is not None:
+                            local = get_full_name_for_node(alias.asname.name) or ""
+                        out[local] = (f"{module_name}.{name}", small, alias)
+        return {
+            name: value
+            for name, value in out.items()
+            if name in self._global and len(self._global[name]) == 1
+        }
+
+    def _position(self, node: cst.CSTNode):
+        return self.get_metadata(PositionProvider, node)
+
+    def _warn(self, node: cst.CSTNode, code: str) -> None:
+        start = self._position(node).start
+        self.findings.append(w.Finding(start.line, start.column, code))
+
+    def is_suppressed(self, node: cst.CSTNode) -> bool:
+        """Returns whether `node` or its simple statement carries the suppression comment."""
+        if not self._suppressed:
+            return False
+        spans = [self._position(node)]
+        parent = node
+        while parent is not None and not isinstance(parent, cst.SimpleStatementLine):
+            parent = self.get_metadata(ParentNodeProvider, parent, None)
+            if isinstance(parent, cst.BaseCompoundStatement):
+                break
+        if isinstance(parent, cst.SimpleStatementLine):
+            spans.append(self._position(parent))
+        return any(
+            line in self._suppressed
+            for span in spans
+            for line in range(span.start.line, span.end.line + 1)
+        )
+
+    def qualified(self, node: cst.CSTNode) -> Set[str]:
+        """Returns the qualified names of `node`."""
+        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+
+    def would_be(self, node: _Expr) -> Optional[str]:
+        """Returns the name `node` would have if its root were the module-level import."""
+        dotted = get_full_name_for_node(node)
+        if not dotted:
+            return None
+        root, _, rest = dotted.partition(".")
+        binding = self._bindings.get(root)
+        if binding is None:
+            return None
+        return f"{binding[0]}.{rest}" if rest else binding[0]
+
+    def _loss_scale_class(self, node: _Expr) -> Optional[str]:
+        """Returns "FixedLossScale"/"DynamicLossScale" if `node` is a call to one of them."""
+        if not isinstance(node, cst.Call):
+            return None
+        names = self.qualified(node.func)
+        if len(names) != 1:
+            return None
+        (name,) = names
+        row = _mapping.BY_OLD_NAME.get(name)
+        if row is None or row.rule != "loss_scale":
+            return None
+        short = name.rsplit(".", 1)[1]
+        return short if short in _LOSS_SCALE_PARAMS else None
+
+    def _read_loss_scale(self, node: _Expr) -> _LossScale:
+        """Reads a TF 2.4 `loss_scale` argument, or raises _Unsafe."""
+        text = _string(node)
+        if text == "dynamic":
+            return _LossScale(True)
+        if _number(node) is not None:
+            return _LossScale(False, value=node)
+        kind = self._loss_scale_class(node)
+        if kind is not None:
+            assert isinstance(node, cst.Call)
+            bound = _bind(node.args, _LOSS_SCALE_PARAMS[kind], 1 if kind == "FixedLossScale" else 0)
+            values = {name: arg.value for name, arg in bound.items()}
+            scale = self._loss_scale_from(kind, values)
+            self._folded.add(node.func)
+            return scale
+        if isinstance(node, cst.Dict):
+            return self._read_loss_scale_dict(node)
+        raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+
+    def _read_loss_scale_dict(self, node: cst.Dict) -> _LossScale:
+        entries = self._string_keyed(node)
+        kind = _string(entries.pop("class_name", cst.Name("None")))
+        config = entries.pop("config", None)
+        if entries or kind not in _LOSS_SCALE_PARAMS or not isinstance(config, cst.Dict):
+            raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+        values = self._string_keyed(config)
+        if set(values) - set(_LOSS_SCALE_PARAMS[kind]):
+            raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+        if kind == "FixedLossScale" and "loss_scale_value" not in values:
+            raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+        return self._loss_scale_from(kind, values)
+
+    @staticmethod
+    def _string_keyed(node: cst.Dict) -> Dict[str, _Expr]:
+        out: Dict[str, _Expr] = {}
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+            key = _string(element.key)
+            if key is None or key in out:
+                raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+            out[key] = element.value
+        return out
+
+    @staticmethod
+    def _loss_scale_from(kind: str, values: Dict[str, _Expr]) -> _LossScale:
+        if any(not _is_pure(value) for value in values.values()):
+            raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+        if kind == "FixedLossScale":
+            return _LossScale(False, value=values["loss_scale_value"])
+        multiplier = values.get("multiplier")
+        if multiplier is not None and _number(multiplier) != 2.0:
+            raise _Unsafe(w.MULTIPLIER_NOT_TWO)
+        return _LossScale(
+            True, initial=values.get("initial_loss_scale"), growth=values.get("increment_period")
+        )
+
+    def _decide(self, site: _Expr, row: _mapping.Rename) -> Tuple[str, object]:
+        """Returns what to do with one site, or raises _Unsafe."""
+        parent = self.get_metadata(ParentNodeProvider, site, None)
+        call = parent if isinstance(parent, cst.Call) and parent.func is site else None
+        if row.rule == "rename":
+            return ("rename", _mapping.replacement(row, self.target))
+        if row.rule == "loss_scale":
+            return ("shim", row.shim)
+        if call is None:
+            if row.rule == "policy":
+                return ("rename", _mapping.replacement(row, self.target))
+            raise _Unsafe(w.UNSUPPORTED_USE)
+        params, required = _RULE_PARAMS[row.rule]
+        bound = _bind(call.args, params, required)
+        if row.rule == "get_layer_policy":
+            return ("layer_policy", bound["layer"])
+        if row.rule == "policy":
+            return self._decide_policy(call, bound, row)
+        new_name = _mapping.replacement(row, self.target)
+        if "loss_scale" in bound:
+            if _has_comment(bound["loss_scale"]):
+                raise _Unsafe(w.UNSUPPORTED_USE)
+            scale = self._read_loss_scale(bound["loss_scale"].value)
+        else:
+            scale = _LossScale(True)
+        opt = bound[params[0]]
+        if self.target == "keras3" and not scale.dynamic:
+            inner = opt.value
+            if not self._is_inline_keras3_optimizer(inner):
+                raise _Unsafe(w.FIXED_SCALE_NOT_INLINE)
+            return ("fixed_factor", (call, opt, scale, row))
+        return ("wrap", (call, opt, scale, new_name, row))
+
+    def _is_inline_keras3_optimizer(self, node: _Expr) -> bool:
+        if not isinstance(node, cst.Call):
+            return False
+        names = self.qualified(node.func)
+        if len(names) != 1:
+            return False
+        module, _, short = next(iter(names)).rpartition(".")
+        if module not in _OPTIMIZER_MODULES or short not in _KERAS3_OPTIMIZERS:
+            return False
+        return all(
+            not arg.star and (arg.keyword is None or arg.keyword.value != "loss_scale_factor")
+            for arg in node.args
+        )
+
+    def _decide_policy(self, call: cst.Call, bound: Dict[str, cst.Arg], row) -> Tuple[str, object]:
+        new_name = _mapping.replacement(row, self.target)
+        if "loss_scale" not in bound:
+            return ("rename", new_name)
+        name = _string(bound["name"].value)
+        scale = bound["loss_scale"].value
+        scale_text = _string(scale)
+        droppable = scale_text == "auto" or (
+            name is not None
+            and (
+                (scale_text == "dynamic" and name == _FLOAT16_POLICY)
+                or (isinstance(scale, cst.Name) and scale.value == "None" and name != _FLOAT16_POLICY)
+            )
+        )
+        if not droppable or _has_comment(bound["loss_scale"]):
+            raise _Unsafe(w.POLICY_LOSS_SCALE)
+        return ("policy", (call, bound["name"], new_name))
+
+    # ------------------------------------------------------------------ imports and spelling
+    def _site_binding(self, site: _Expr) -> Optional[str]:
+        """Returns the module-level from-import binding a bare-name site uses, if any."""
+        if isinstance(site, cst.Name) and site.value in self._bindings:
+            binding = self._bindings[site.value]
+            if isinstance(binding[1], cst.ImportFrom):
+                return site.value
+        return None
+
+    def _plan_imports(self, decisions: Dict[_Expr, Tuple[str, object]]) -> None:
+        """Decides, per legacy from-import, whether it is rewritten in place, dropped or kept."""
+        by_binding: Dict[str, List[Tuple[_Expr, str, object]]] = {}
+        for site, (kind, payload) in decisions.items():
+            name = self._site_binding(site)
+            if name is not None:
+                by_binding.setdefault(name, []).append((site, kind, payload))
+        for name, (qualified, statement, alias) in self._bindings.items():
+            row = _mapping.BY_OLD_NAME.get(qualified)
+            if row is not None and isinstance(statement, cst.ImportFrom):
+                if self.is_suppressed(statement):
+                    self._blocked_bindings.add(name)
+                    continue
+                uses = by_binding.get(name, [])
+                accesses = self._global[name]
+                n_access = sum(len(a.references) for a in accesses)
+                folded = sum(1 for access in accesses for ref in access.references if ref.node in self._folded)
+                if any(kind == "keep" for _, kind, _ in uses) or len(uses) + folded != n_access:
+                    self._blocked_bindings.add(name)
+                    continue
+                new_names = {
+                    payload for _, kind, payload in uses if kind in ("rename", "shim")
+                } | {
+                    payload[3] for _, kind, payload in uses if kind == "wrap"
+                } | {
+                    payload[2] for _, kind, payload in uses if kind == "policy"
+                }
+                new_names.discard(None)
+                if not new_names:
+                    self._import_actions[alias] = None
+                    continue
+                if len(new_names) != 1:
+                    self._blocked_bindings.add(name)
+                    continue
+                new = next(iter(new_names))
+                module, _, short = new.rpartition(".")
+                local = name
+                if alias.asname is None and short != name:
+                    local = short if short not in self._global else name
+                self._import_actions[alias] = (module, short, local)
+            elif qualified in _mapping.LEGACY_MODULES or row is not None:
+                self._schedule_removal(statement, alias)
+
+    def _schedule_removal(self, statement: cst.CSTNode, alias: cst.ImportAlias) -> None:
+        if self.is_suppressed(statement):
+            return
+        asname = None
+        if alias.asname is not None:
+            asname = get_full_name_for_node(alias.asname.name)
+        name = get_full_name_for_node(alias.name) or ""
+        if isinstance(statement, cst.Import):
+            RemoveImportsVisitor.remove_unused_import(self.context, name, asname=asname)
+        else:
+            module = get_full_name_for_node(statement.module) or ""
+            RemoveImportsVisitor.remove_unused_import(self.context, module, name, asname)
+
+    def spell(self, new: str, site: _Expr) -> _Expr:
+        """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
+        binding_name = self._site_binding(site)
+        if binding_name is not None and binding_name not in self._blocked_bindings:
+            action = self._import_actions.get(self._bindings[binding_name][2])
+            if action:
+                return cst.Name(action[2])
+        candidates = [new]
+        if self.target == "keras3" and new.startswith("keras."):
+            candidates.append("tensorflow." + new)
+        dotted = get_full_name_for_node(site) or ""
+        root = dotted.split(".")[0]
+        scope = self.get_metadata(ScopeProvider, site, None)
+        usable = []
+        for name, (qualified, statement, _alias) in self._bindings.items():
+            if scope is not None and name in scope and set(scope[name]) != set(self._global[name]):
+                continue
+            for candidate in candidates:
+                if candidate == qualified or candidate.startswith(qualified + "."):
+                    rank = (name != root, -len(qualified), name)
+                    usable.append((rank, name + candidate[len(qualified):]))
+        if usable:
+            return cst.parse_expression(min(usable)[1])
+        top = new.split(".")[0]
+        if top in self._global or (scope is not None and top in scope):
+            raise _Unsafe(w.NAME_CLASH)
+        AddImportsVisitor.add_needed_import(self.context, top)
+        return cst.parse_expression(new)
+
+    # ------------------------------------------------------------------ planning rewrites
+    def _apply_decision(self, site: _Expr, kind: str, payload: object) -> None:
+        try:
+            self._apply(site, kind, payload)
+        except _Unsafe as unsafe:
+            self._warn(site, unsafe.code)
+
+    def _apply(self, site: _Expr, kind: str, payload) -> None:
+        if kind == "keep":
+            return
+        if kind in ("rename", "shim"):
+            if payload is None:
+                raise _Unsafe(w.UNSUPPORTED_USE)
+            self._replace[site] = self.spell(payload, site)
+            if kind == "shim":
+                self._warn(site, w.SHIM_NOTE)
+            return
+        if kind == "layer_policy":
+            self._replace[self.get_metadata(ParentNodeProvider, site)] = ("layer_policy", payload)
+            return
+        if kind == "policy":
+            call, name_arg, new_name = payload
+            func = self.spell(new_name, site)
+            self._replace[call] = ("call", func, [name_arg])
+            return
+        if kind == "wrap":
+            call, opt, scale, new_name, row = payload
+            func = self.spell(new_name, site)
+            kwargs = []
+            if scale.dynamic:
+                if scale.initial is not None:
+                    kwargs.append(_kwarg("initial_scale", scale.initial))
+                if scale.growth is not None:
+                    kwargs.append(_kwarg("dynamic_growth_steps", scale.growth))
+            else:
+                kwargs = [_kwarg("dynamic", cst.Name("False")), _kwarg("initial_scale", scale.value)]
+            self._replace[call] = ("call", func, [opt], kwargs)
+            if row.rule == "graph_rewrite":
+                self._warn(site, w.GRAPH_REWRITE_NOTE)
+            return
+        if kind == "fixed_factor":
+            call, opt, scale, row = payload
+            self._replace[call] = ("factor", opt, _kwarg("loss_scale_factor", scale.value))
+            if row.rule == "graph_rewrite":
+                self._warn(site, w.GRAPH_REWRITE_NOTE)
+            return
+        raise AssertionError(kind)
+
+    def _plan_loop(self, call: cst.Call) -> None:
+        """Plans the Keras 3 custom-loop rewrites for one `x.get_*scaled*` call."""
+        assert isinstance(call.func, cst.Attribute)
+        method = call.func.attr.value
+        if len(call.args) != 1 or call.args[0].star or call.args[0].keyword is not None:
+            self._warn(call, w.BAD_ARGUMENTS)
+            return
+        if method == "get_scaled_loss":
+            self._replace[call.func] = ("attr", "scale_loss")
+            return
+        try:
+            self._plan_unscaled(call)
+        except _Unsafe as unsafe:
+            self._warn(call, unsafe.code)
+
+    def _plan_unscaled(self, call: cst.Call) -> None:
+        assign = self.get_metadata(ParentNodeProvider, call)
+        line = self.get_metadata(ParentNodeProvider, assign, None)
+        block = self.get_metadata(ParentNodeProvider, line, None) if line is not None else None
+        source = call.args[0].value
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and isinstance(source, cst.Name)
+            and isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1
+            and isinstance(block, (cst.IndentedBlock, cst.Module))
+            and len(block.body) > 1
+            and not _has_comment(line.body[0])
+        ):
+            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+        target = assign.targets[0].target.value
+        receiver = cst.Module(body=[]).code_for_node(call.func.value)
+        scope = self.get_metadata(ScopeProvider, call)
+        end = self._position(line).end.line
+        start = self._position(line).start.line
+        uses = []
+        for access in scope.accesses[target]:
+            position = self._position(access.node).start.line
+            if start <= position <= end:
+                continue
+            if position < start:
+                if target != source.value:
+                    raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+                continue
+            if not self._inside_apply_gradients(access.node, receiver):
+                raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+            uses.append(access.node)
+        if not uses:
+            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+        if target != source.value:
+            later = [
+                a for a in scope.assignments[source.value]
+                if isinstance(getattr(a, "node", None), cst.CSTNode)
+                and self._position(a.node).start.line >= start
+            ]
+            if len(scope.assignments[target]) != 1 or later:
+                raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+            for node in uses:
+                self._replace[node] = cst.Name(source.value)
+        self._drop_statements.add(line)
+
+    def _inside_apply_gradients(self, node: cst.CSTNode, receiver: str) -> bool:
+        child, parent = node, self.get_metadata(ParentNodeProvider, node, None)
+        while parent is not None and not isinstance(parent, (cst.BaseStatement, cst.Lambda)):
+            if (
+                isinstance(parent, cst.Call)
+                and child is not parent.func
+                and isinstance(parent.func, cst.Attribute)
+                and parent.func.attr.value == "apply_gradients"
+                and cst.Module(body=[]).code_for_node(parent.func.value) == receiver
+            ):
+                return True
+            child, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
+        return False
+
+    # ------------------------------------------------------------------ transform
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> _Expr:
+        new = self._replace.get(original_node)
+        return new if isinstance(new, cst.BaseExpression) else updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> _Expr:
+        new = self._replace.get(original_node)
+        if isinstance(new, cst.BaseExpression):
+            return new
+        if isinstance(new, tuple) and new[0] == "attr":
+            return updated_node.with_changes(attr=cst.Name(new[1]))
+        return updated_node
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> _Expr:
+        plan = self._replace.get(original_node)
+        if not isinstance(plan, tuple):
+            return updated_node
+        index = {id(arg): i for i, arg in enumerate(original_node.args)}
+
+        def updated(arg: cst.Arg) -> cst.Arg:
+            return updated_node.args[index[id(arg)]]
+
+        if plan[0] == "layer_policy":
+            value = updated(plan[1]).value
+            if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return cst.Attribute(value=value, attr=cst.Name("dtype_policy"))
+        if plan[0] == "call":
+            func, positional = plan[1], plan[2]
+            kwargs = plan[3] if len(plan) > 3 else []
+            args = [
+                updated(arg).with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+                for arg in positional
+            ] + list(kwargs)
+            return updated_node.with_changes(func=func, args=_restyle(updated_node.args, args))
+        if plan[0] == "factor":
+            inner = updated(plan[1]).value
+            assert isinstance(inner, cst.Call)
+            args = list(inner.args) + [plan[2]]
+            if inner.args:
+                args = _restyle(inner.args, [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
+            return inner.with_changes(
+                lpar=updated_node.lpar or inner.lpar,
+                rpar=updated_node.rpar or inner.rpar,
+                args=args,
+            )
+        raise AssertionError(plan[0])
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if original_node in self._drop_statements:
+            return cst.RemovalSentinel.REMOVE
+        return updated_node
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
+        if isinstance(original_node.names, cst.ImportStar):
+            return updated_node
+        actions = [self._import_actions.get(alias, "keep") for alias in original_node.names]
+        if all(action == "keep" for action in actions):
+            return updated_node
+        kept = [alias for alias, action in zip(updated_node.names, actions) if action == "keep"]
+        moved = [action for action in actions if action not in ("keep", None)]
+        modules = {action[0] for action in moved}
+        if not kept and len(modules) == 1:
+            names = [
+                cst.ImportAlias(
+                    name=cst.Name(short),
+                    asname=None if local == short else cst.AsName(name=cst.Name(local)),
+                )
+                for _, short, local in moved
+            ]
+            new_names = _restyle_aliases(updated_node.names, names)
+            return updated_node.with_changes(
+                module=cst.parse_expression(modules.pop()), names=new_names, relative=()
+            )
+        for module, short, local in moved:
+            AddImportsVisitor.add_needed_import(
+                self.context, module, short, None if local == short else local
+            )
+        if not kept:
+            return cst.RemovalSentinel.REMOVE
+        return updated_node.with_changes(names=_restyle_aliases(updated_node.names, kept))
+
+
+def _restyle_aliases(original, new: List[cst.ImportAlias]) -> List[cst.ImportAlias]:
+    separator = original[0].comma if len(original) > 1 else cst.MaybeSentinel.DEFAULT
+    trailing = original[-1].comma
+    out = [alias.with_changes(comma=separator) for alias in new[:-1]]
+    out.append(new[-1].with_changes(comma=trailing))
+    return out
+
+
+class _SiteCollector(cst.CSTVisitor):
+    """Finds every use of a TF 2.4 name and every `get_*scaled*` call, in source order."""
+
+    def __init__(self, command: MigrateLossScaleCommand, sites, loops) -> None:
+        super().__init__()
+        self.command = command
+        self.sites = sites
+        self.loops = loops
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("get_scaled_loss", "get_unscaled_gradients")
+            and not self.command.is_suppressed(node)
+        ):
+            self.loops.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self._site(node)
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        return self._site(node)
+
+    def _site(self, node: _Expr) -> bool:
+        command = self.command
+        parent = command.get_metadata(ParentNodeProvider, node, None)
+        if isinstance(parent, cst.Attribute) and (parent.attr is node or parent.value is node):
+            return True
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return True
+        if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+            return True
+        for depth, prefix in enumerate(_chain(node)):
+            names = command.qualified(prefix)
+            legacy = {n for n in names if n in _mapping.BY_OLD_NAME or n in _mapping.LEGACY_MODULES}
+            expected = command.would_be(prefix)
+            expected_legacy = expected in _mapping.BY_OLD_NAME or expected in _mapping.LEGACY_MODULES
+            if not legacy and not expected_legacy:
+                continue
+            if command.is_suppressed(node):
+                return True
+            if len(names) != 1 or not legacy or (expected_legacy and names != {expected}):
+                command._warn(node, w.AMBIGUOUS_NAME)
+                return True
+            (name,) = legacy
+            if name in _mapping.LEGACY_MODULES:
+                if depth == 0:
+                    command._warn(node, w.UNSUPPORTED_USE)
+                return True
+            if depth > 0:
+                command._warn(node, w.UNSUPPORTED_USE)
+                return True
+            self.sites.append((node, name))
+            return True
+        return True

@@ -1,0 +1,149 @@
+"""Never do harm: byte-exact fixtures, splicing, prefilter, per-file errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from codemods import _warnings as w
+from codemods._engine import may_match, migrate_source, splice
+
+LEGACY = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+MODERN = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (LEGACY.replace(b"\n", b"\r\n"), MODERN.replace(b"\n", b"\r\n")),
+        (b"\xef\xbb\xbf" + LEGACY, b"\xef\xbb\xbf" + MODERN),
+        (
+            b"# -*- coding: latin-1 -*-\ns = '\xe9'\n" + LEGACY,
+            b"# -*- coding: latin-1 -*-\ns = '\xe9'\n" + MODERN,
+        ),
+        (
+            b"import tensorflow as tf\nif x:\n\tif y:\n\t\t" + LEGACY.split(b"\n")[1] + b"\n",
+            b"import tensorflow as tf\nif x:\n\tif y:\n\t\t" + MODERN.split(b"\n")[1] + b"\n",
+        ),
+        (LEGACY.rstrip(b"\n"), MODERN.rstrip(b"\n")),
+    ],
+    ids=["crlf", "bom", "latin1-cookie", "tabs", "no-final-newline"],
+)
+def test_byte_exact_fixtures(before, after):
+    result = migrate_source(before)
+    assert result.status == "changed"
+    assert result.new == after
+    assert migrate_source(result.new).status == "unchanged"
+
+
+def test_unrelated_file_is_not_parsed(monkeypatch):
+    """Should not call libcst at all, since the bytes cannot match."""
+    import codemods._engine as engine
+
+    def boom(*args, **kwargs):
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(engine, "transform_code", boom)
+    assert not may_match(b"import numpy as np\nx = np.ones(3)\n")
+    assert migrate_source(b"import numpy as np\nx = np.ones(3)\n").status == "unchanged"
+    # Mentions the words, but no name resolves to a TF 2.4 API: the ast check stops it.
+    text = b"import tensorflow as tf\n# mixed_precision experimental LossScale\nx = 1\n"
+    assert migrate_source(text).status == "unchanged"
+
+
+def test_syntax_error_is_an_error_not_a_write():
+    result = migrate_source(LEGACY + b"def (:\n")
+    assert result.status == "error"
+    assert result.error.startswith("cannot parse")
+    assert result.new == result.old
+
+
+def test_undecodable_file_is_an_error():
+    result = migrate_source(b"# -*- coding: utf-8 -*-\ns = '\xff\xfe'\n" + LEGACY)
+    assert result.status == "error"
+
+
+def test_splice_applies_changes_only_where_lines_agree():
+    original = b"a = 1\nexcept_line :\nb = 2\nc = 3\n"
+    printed = b"a = 1\nexcept_line:\nb = 2\nc = 3\n"
+    assert splice(original, printed, b"a = 1\nexcept_line:\nb = 22\nc = 3\n") == (
+        b"a = 1\nexcept_line :\nb = 22\nc = 3\n"
+    )
+    assert splice(original, printed, b"a = 1\nexcept_line: x\nb = 2\nc = 3\n") is None
+    assert splice(original, printed, b"import z\na = 1\nexcept_line:\nb = 2\nc = 3\n") == (
+        b"import z\na = 1\nexcept_line :\nb = 2\nc = 3\n"
+    )
+
+
+def test_inexact_round_trip_is_spliced(monkeypatch):
+    """Should keep the bytes libcst would lose, since only changed lines are spliced in."""
+    import codemods._engine as engine
+
+    real = engine.transform_code
+
+    def lossy(data, target, filename=""):
+        printed, new, findings = real(data, target, filename)
+        return printed.replace(b"x :", b"x:"), new.replace(b"x :", b"x:"), findings
+
+    monkeypatch.setattr(engine, "transform_code", lossy)
+    before = b"y = {x :1 for x in z}\n" + LEGACY
+    result = migrate_source(before)
+    assert result.status == "changed"
+    assert result.new == b"y = {x :1 for x in z}\n" + MODERN
+
+
+def test_inexact_round_trip_on_changed_line_is_skipped(monkeypatch):
+    import codemods._engine as engine
+
+    real = engine.transform_code
+
+    def lossy(data, target, filename=""):
+        printed, new, findings = real(data, target, filename)
+        return printed.replace(b"(opt, ", b"(opt,"), new, findings
+
+    monkeypatch.setattr(engine, "transform_code", lossy)
+    result = migrate_source(LEGACY)
+    assert result.status == "skipped"
+    assert [f.code for f in result.findings] == [w.NOT_BYTE_EXACT]
+    assert result.new == LEGACY
+
+
+def test_line_map_points_at_lines_after_the_change():
+    before = (
+        b"from tensorflow.keras.mixed_precision import experimental as mpx\n"
+        b"a = mpx.LossScaleOptimizer(opt, 'dynamic')\n"
+        b"b = mpx.LossScaleOptimizer(opt, 128)\n"
+    )
+    result = migrate_source(before)
+    (finding,) = result.findings
+    assert finding.line == 3
+    new_lines = result.new.decode().splitlines()
+    assert new_lines[result.line_map(finding.line) - 1] == "b = mpx.LossScaleOptimizer(opt, 128)"
+
+
+def _package_dir(name):
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def test_zero_diff_over_installed_keras():
+    """Should change nothing in a large unrelated tree."""
+    root = _package_dir("keras")
+    if root is None:
+        pytest.skip("keras is not installed in this environment")
+    from codemods import _files
+
+    count = 0
+    for path in _files.walk(root):
+        if not path.endswith(".py"):
+            continue
+        with open(path, "rb") as handle:
+            data = handle.read()
+        result = migrate_source(data, "keras3", path)
+        assert result.status == "unchanged", (path, result.status, result.error)
+        count += 1
+    assert count > 500

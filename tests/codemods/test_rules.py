@@ -1,0 +1,344 @@
+"""Before/after strings per rule and per target."""
+
+from __future__ import annotations
+
+import pytest
+
+from codemods import _warnings as w
+
+from .helpers import check, migrate
+
+
+def test_noop_on_modern_code():
+    """Should do nothing, since the code already uses the modern API."""
+    source = """\
+        import tensorflow as tf
+        from tensorflow.keras import mixed_precision
+        opt = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
+        mixed_precision.set_global_policy('mixed_float16')
+        """
+    check(source, source)
+    check(source, source, "tf_keras")
+
+
+@pytest.mark.parametrize(
+    "target, after",
+    [
+        ("keras3", "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"),
+        ("tf_keras", "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"),
+    ],
+)
+def test_lso_dynamic_string(target, after):
+    check(
+        "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+        "import tensorflow as tf\n" + after,
+        target,
+    )
+
+
+def test_lso_keyword_arguments_any_order():
+    check(
+        "import tensorflow as tf\n"
+        "o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(loss_scale='dynamic', optimizer=opt)\n",
+        "import tensorflow as tf\no = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "scale",
+    [
+        "tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=1024, increment_period=100)",
+        "tf.train.experimental.DynamicLossScale(1024, 100, 2)",
+        "tf.compat.v1.mixed_precision.DynamicLossScale(1024, increment_period=100, multiplier=2.0)",
+        "{'class_name': 'DynamicLossScale', 'config': {'initial_loss_scale': 1024, 'increment_period': 100}}",
+    ],
+)
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_lso_dynamic_loss_scale_folded(scale, target):
+    check(
+        f"import tensorflow as tf\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, {scale})\n",
+        "import tensorflow as tf\n"
+        "o = tf.keras.mixed_precision.LossScaleOptimizer(opt, initial_scale=1024, dynamic_growth_steps=100)\n",
+        target,
+    )
+
+
+@pytest.mark.parametrize(
+    "scale",
+    ["128", "tf.mixed_precision.experimental.FixedLossScale(128)",
+     "{'class_name': 'FixedLossScale', 'config': {'loss_scale_value': 128}}"],
+)
+def test_lso_fixed_scale_tf_keras(scale):
+    check(
+        f"import tensorflow as tf\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, {scale})\n",
+        "import tensorflow as tf\n"
+        "o = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=128)\n",
+        "tf_keras",
+    )
+
+
+def test_lso_fixed_scale_keras3_inline_optimizer_gets_loss_scale_factor():
+    check(
+        "import tensorflow as tf\n"
+        "o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 128)\n",
+        "import tensorflow as tf\no = tf.keras.optimizers.SGD(0.1, loss_scale_factor=128)\n",
+    )
+
+
+def test_lso_fixed_scale_keras3_optimizer_variable_warns():
+    """Should warn and leave it, since the optimizer is built elsewhere."""
+    source = "import tensorflow as tf\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 128)\n"
+    check(source, source, codes=[w.FIXED_SCALE_NOT_INLINE])
+
+
+def test_from_import_is_rewritten_in_place():
+    check(
+        """\
+        from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer as LSO
+        opt = LSO(opt, 'dynamic')
+        """,
+        """\
+        from keras.mixed_precision import LossScaleOptimizer as LSO
+        opt = LSO(opt)
+        """,
+    )
+    check(
+        """\
+        from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer
+        opt = LossScaleOptimizer(opt, 'dynamic')
+        """,
+        """\
+        from tensorflow.keras.mixed_precision import LossScaleOptimizer
+        opt = LossScaleOptimizer(opt)
+        """,
+        "tf_keras",
+    )
+
+
+def test_module_alias_is_resolved_and_legacy_import_removed():
+    check(
+        """\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mpx
+        opt = mpx.LossScaleOptimizer(opt, 'dynamic')
+        """,
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+        """,
+    )
+
+
+def test_import_added_when_no_usable_binding():
+    check(
+        """\
+        from tensorflow.keras.mixed_precision import experimental as mpx
+        opt = mpx.LossScaleOptimizer(opt, 'dynamic')
+        """,
+        """\
+        import keras
+
+        opt = keras.mixed_precision.LossScaleOptimizer(opt)
+        """,
+    )
+
+
+def test_compat_v1_alias():
+    check(
+        """\
+        import tensorflow.compat.v1 as tf1
+        opt = tf1.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')
+        """,
+        """\
+        import tensorflow.compat.v1 as tf1
+        import keras
+
+        opt = keras.mixed_precision.LossScaleOptimizer(opt)
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "target, policy",
+    [("keras3", "DTypePolicy"), ("tf_keras", "Policy")],
+)
+def test_policy_and_set_policy(target, policy):
+    check(
+        """\
+        import tensorflow as tf
+        tf.keras.mixed_precision.experimental.set_policy(
+            tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale='dynamic'))
+        p = tf.keras.mixed_precision.experimental.global_policy()
+        """,
+        f"""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy(
+            tf.keras.mixed_precision.{policy}('mixed_float16'))
+        p = tf.keras.mixed_precision.global_policy()
+        """,
+        target,
+    )
+
+
+def test_policy_fixed_loss_scale_warns():
+    source = "import tensorflow as tf\np = tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=128)\n"
+    check(source, source, codes=[w.POLICY_LOSS_SCALE])
+
+
+def test_get_layer_policy():
+    check(
+        "import tensorflow as tf\np = tf.keras.mixed_precision.experimental.get_layer_policy(model.layers[0])\n",
+        "import tensorflow as tf\np = model.layers[0].dtype_policy\n",
+    )
+
+
+def test_graph_rewrite_becomes_explicit_wrap_with_note():
+    check(
+        "import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n",
+        "import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n",
+        codes=[w.GRAPH_REWRITE_NOTE],
+    )
+
+
+def test_standalone_loss_scale_uses_shim_with_note():
+    check(
+        "import tensorflow as tf\nls = tf.mixed_precision.experimental.DynamicLossScale(multiplier=4)\n",
+        "import tensorflow as tf\nimport lossscale_compat\n\nls = lossscale_compat.DynamicLossScale(multiplier=4)\n",
+        codes=[w.SHIM_NOTE],
+    )
+    check(
+        "from tensorflow.train.experimental import FixedLossScale\nls = FixedLossScale(8)\n",
+        "from lossscale_compat import FixedLossScale\nls = FixedLossScale(8)\n",
+        codes=[w.SHIM_NOTE],
+    )
+
+
+def test_folded_loss_scale_import_is_removed():
+    check(
+        """\
+        from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer
+        from tensorflow.mixed_precision.experimental import DynamicLossScale
+        opt = LossScaleOptimizer(opt, DynamicLossScale(256))
+        """,
+        """\
+        from keras.mixed_precision import LossScaleOptimizer
+        opt = LossScaleOptimizer(opt, initial_scale=256)
+        """,
+    )
+
+
+def test_custom_loop_keras3():
+    check(
+        """\
+        def step(opt, x, vs):
+            with tape:
+                scaled = opt.get_scaled_loss(loss(x))
+            grads = tape.gradient(scaled, vs)
+            grads = opt.get_unscaled_gradients(grads)
+            opt.apply_gradients(zip(grads, vs))
+        """,
+        """\
+        def step(opt, x, vs):
+            with tape:
+                scaled = opt.scale_loss(loss(x))
+            grads = tape.gradient(scaled, vs)
+            opt.apply_gradients(zip(grads, vs))
+        """,
+    )
+
+
+def test_custom_loop_renamed_gradients_are_substituted():
+    check(
+        """\
+        def step(opt, scaled_grads, vs):
+            grads = opt.get_unscaled_gradients(scaled_grads)
+            opt.apply_gradients(zip(grads, vs))
+        """,
+        """\
+        def step(opt, scaled_grads, vs):
+            opt.apply_gradients(zip(scaled_grads, vs))
+        """,
+    )
+
+
+def test_custom_loop_other_use_warns():
+    source = """\
+        def step(opt, g, vs):
+            g = opt.get_unscaled_gradients(g)
+            print(g)
+            opt.apply_gradients(zip(g, vs))
+        """
+    check(source, source, codes=[w.UNSCALED_GRADIENTS_USED])
+
+
+def test_custom_loop_untouched_on_tf_keras():
+    source = "def f(opt, l):\n    return opt.get_scaled_loss(l)\n"
+    check(source, source, "tf_keras")
+
+
+@pytest.mark.parametrize(
+    "scale, code",
+    [
+        ("my_scale", w.LOSS_SCALE_NOT_VISIBLE),
+        ("tf.mixed_precision.experimental.DynamicLossScale(multiplier=3)", w.MULTIPLIER_NOT_TWO),
+        ("*args", w.STAR_ARGS),
+        ("{'class_name': 'Other', 'config': {}}", w.LOSS_SCALE_NOT_VISIBLE),
+    ],
+)
+def test_lso_unreadable_loss_scale_warns_and_leaves_call(scale, code):
+    source = f"import tensorflow as tf\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, {scale})\n"
+    check(source, source, codes=[code])
+
+
+def test_rebound_name_is_never_rewritten():
+    source = """\
+        import tensorflow as tf
+        if cond:
+            tf = other
+        o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')
+        """
+    new, codes = migrate(source)
+    assert "experimental.LossScaleOptimizer(opt, 'dynamic')" in new
+    assert codes == [w.AMBIGUOUS_NAME]
+
+
+def test_shadowed_name_is_never_rewritten():
+    source = """\
+        from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer
+        def f(LossScaleOptimizer):
+            return LossScaleOptimizer(opt, 'dynamic')
+        """
+    new, codes = migrate(source)
+    assert "    return LossScaleOptimizer(opt, 'dynamic')\n" in new
+    assert codes == [w.AMBIGUOUS_NAME]
+
+
+def test_isinstance_against_experimental_class_warns():
+    source = "import tensorflow as tf\nok = isinstance(o, tf.keras.mixed_precision.experimental.LossScaleOptimizer)\n"
+    check(source, source, codes=[w.UNSUPPORTED_USE])
+
+
+def test_suppression_comment():
+    source = """\
+        import tensorflow as tf
+        o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # lossscale-compat: ignore
+        """
+    check(source, source)
+
+
+def test_multiline_call_keeps_layout():
+    check(
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+            opt,
+            loss_scale='dynamic',
+        )
+        """,
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(
+            opt,
+        )
+        """,
+    )
