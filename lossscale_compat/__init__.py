@@ -15,20 +15,26 @@ __version__ = "0.1.0"
 _PUBLIC = {
     "DynamicLossScale": "lossscale_compat._loss_scale",
     "FixedLossScale": "lossscale_compat._loss_scale",
+    "KerasLossScaleOptimizer": "lossscale_compat._optimizer",
     "LossScale": "lossscale_compat._loss_scale",
     "LossScaleDeprecationWarning": "lossscale_compat._deprecation",
+    "LossScaleOptimizer": "lossscale_compat._optimizer",
     "deserialize": "lossscale_compat._loss_scale",
     "get": "lossscale_compat._loss_scale",
+    "restore_tf24_checkpoint": "lossscale_compat._checkpoint",
     "serialize": "lossscale_compat._loss_scale",
 }
 
 __all__ = (
     "DynamicLossScale",
     "FixedLossScale",
+    "KerasLossScaleOptimizer",
     "LossScale",
     "LossScaleDeprecationWarning",
+    "LossScaleOptimizer",
     "deserialize",
     "get",
+    "restore_tf24_checkpoint",
     "serialize",
 )
 

@@ -7,6 +7,7 @@ else in the package asks this module instead of probing TensorFlow or Keras.
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any, Dict, Tuple
 
 import tensorflow as tf
@@ -44,6 +45,59 @@ def has_keras3_loss_scaling() -> bool:
 def keras_public_prefix() -> str:
     """How users spell the installed Keras's mixed-precision namespace."""
     return "keras.mixed_precision" if has_keras3_loss_scaling() else "tf.keras.mixed_precision"
+
+
+@functools.lru_cache(maxsize=None)
+def keras2_loss_scale_optimizer_for_new_optimizers() -> type:
+    """Keras 2's concrete LossScaleOptimizer for `tf.keras.optimizers.Optimizer` (not OptimizerV2)."""
+    module = sys.modules[keras_loss_scale_optimizer().__module__]
+    return getattr(module, "LossScaleOptimizerV3")
+
+
+@functools.lru_cache(maxsize=None)
+def tf24_keras_loss_scale_optimizer() -> type:
+    """TF 2.4's Keras `LossScaleOptimizer` surface, built on the installed Keras's modern class."""
+    if has_keras3_loss_scaling():
+        from lossscale_compat._keras3_optimizer import KerasLossScaleOptimizer
+    else:
+        from lossscale_compat._keras2_optimizer import KerasLossScaleOptimizer
+    return KerasLossScaleOptimizer
+
+
+def deserialize_optimizer(config: Any, custom_objects: Any = None) -> Any:
+    """Deserializes an inner optimizer config; on Keras 2, into a new-style optimizer, as TF 2.4 code expects."""
+    if not isinstance(config, dict):
+        return config
+    if has_keras3_loss_scaling():
+        return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects)
+    return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=False)
+
+
+def register_keras_serializable(cls: type) -> type:
+    """Registers `cls` with the installed Keras's serialization, under package `lossscale_compat`."""
+    return tf.keras.utils.register_keras_serializable(package="lossscale_compat")(cls)
+
+
+def learning_rate_variable(optimizer: Any) -> Any:
+    """The variable holding a Keras optimizer's learning rate, or None (e.g. for a schedule)."""
+    variable = getattr(optimizer, "_learning_rate", None)
+    return variable if hasattr(variable, "assign") else None
+
+
+def loss_scale_state_variables(optimizer: Any) -> Any:
+    """(scale, counter) variables of a dynamic loss-scale optimizer of any flavour, else None."""
+    scale = getattr(optimizer, "dynamic_scale", None)  # Keras 3, and ours on Keras 3
+    counter = getattr(optimizer, "step_counter", None)
+    if scale is None and getattr(optimizer, "dynamic_counter", None) is not None:  # Keras 2
+        scale, counter = optimizer._loss_scale._current_loss_scale, optimizer.dynamic_counter
+    return None if scale is None else (scale, counter)
+
+
+def optimizer_variable_index(optimizer: Any, variable: Any) -> int:
+    """Position of `variable` in a built optimizer's per-variable slot lists."""
+    if hasattr(optimizer, "_get_variable_index"):  # Keras 3
+        return optimizer._get_variable_index(variable)
+    return optimizer._index_dict[optimizer._var_key(variable)]  # Keras 2's new optimizers
 
 
 def keras_custom_objects() -> Dict[str, Any]:

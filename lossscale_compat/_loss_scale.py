@@ -14,6 +14,8 @@ from lossscale_compat._deprecation import warn_deprecated
 class LossScale(_flavour.Trackable, metaclass=abc.ABCMeta):
     """Base class of TF 2.4 loss scales: `__call__` gives the scale, `update(grads)` adjusts it."""
 
+    _warns_on_construction = True  # False for the optimizer's internal state, which users never make
+
     @abc.abstractmethod
     def __call__(self) -> tf.Tensor:
         """Returns the current loss scale as a scalar float32 tensor."""
@@ -63,7 +65,8 @@ class FixedLossScale(LossScale):
                 "below 1 shrinks gradients towards underflow; use `FixedLossScale(1)` for no scaling."
             )
         self._loss_scale_value = float(loss_scale_value)
-        warn_deprecated(_fixed_replacement(self._loss_scale_value))
+        if self._warns_on_construction:
+            warn_deprecated(_fixed_replacement(self._loss_scale_value))
 
     def __call__(self) -> tf.Tensor:
         return tf.constant(self._loss_scale_value, dtype=tf.float32)
@@ -114,7 +117,8 @@ class DynamicLossScale(LossScale):
         self._current_loss_scale = self._add_weight(
             "current_loss_scale", self._initial_loss_scale, tf.float32)
         self._num_good_steps = self._add_weight("good_steps", 0, tf.int64)
-        warn_deprecated(_dynamic_replacement(self))
+        if self._warns_on_construction:
+            warn_deprecated(_dynamic_replacement(self))
 
     @property
     def initial_loss_scale(self) -> float:

@@ -55,3 +55,61 @@ def build(spec, tf):
     if "dict" in spec:
         return {k: build(s, tf) for k, s in spec["dict"].items()}
     raise ValueError("Unknown gradient spec: %r" % (spec,))
+
+
+# --- Optimizer goldens (record_tf24_optimizer.py) -------------------------------------------------
+#
+# A loss-scale argument (the V1 `loss_scale=`, or anything fed to a constructor) is described as
+#   {"py": "str"|"int"|"float"|"bool"|"None"|"dict"|"np.float32"|"np.float64", "value": ...}
+#   {"py": "FixedLossScale", "value": <FixedLossScale config>}
+#   {"py": "DynamicLossScale", "value": <DynamicLossScale config>}
+# An inner optimizer is {"class_name": "SGD"|"Adam"|..., "config": {constructor kwargs}}.
+# An LSO form is either
+#   {"class": "experimental", "loss_scale": <loss-scale argument>}   (LossScaleOptimizerV1)
+#   {"class": "LossScaleOptimizer", "kwargs": {...}}                 (the non-experimental class)
+
+
+def array(nested, np, dtype="float32"):
+    """A numpy array from nested lists whose leaves are numbers or 'nan'/'inf'/'-inf'."""
+    def walk(value):
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return number(value)
+    return np.array(walk(nested), dtype=dtype)
+
+
+def value(spec, fixed_cls=None, dynamic_cls=None):
+    """Decodes a {"py": ..., "value": ...} argument description."""
+    kind = spec["py"]
+    if kind == "None":
+        return None
+    if kind in ("str", "dict", "list"):
+        return spec["value"]
+    if kind == "int":
+        return int(spec["value"])
+    if kind == "float":
+        return float(number(spec["value"]))
+    if kind == "bool":
+        return bool(spec["value"])
+    if kind.startswith("np."):
+        import numpy as np
+        return getattr(np, kind[3:])(spec["value"])
+    if kind == "FixedLossScale":
+        return fixed_cls(**spec["value"])
+    if kind == "DynamicLossScale":
+        return dynamic_cls(**spec["value"])
+    raise ValueError("Unknown argument spec: %r" % (spec,))
+
+
+def inner_optimizer(spec, optimizers_module):
+    """Builds an inner optimizer from {"class_name": ..., "config": {kwargs}}."""
+    return getattr(optimizers_module, spec["class_name"])(**spec["config"])
+
+
+def lso(form, inner, experimental_cls, cls, fixed_cls=None, dynamic_cls=None):
+    """Builds a loss-scale optimizer around `inner` from an LSO form (see above)."""
+    if form["class"] == "experimental":
+        return experimental_cls(inner, value(form["loss_scale"], fixed_cls, dynamic_cls))
+    if form["class"] == "LossScaleOptimizer":
+        return cls(inner, **form.get("kwargs", {}))
+    raise ValueError("Unknown LSO form: %r" % (form,))

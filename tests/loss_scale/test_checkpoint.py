@@ -39,8 +39,8 @@ def test_tf24_checkpoint_restores_when_attached_after_read():
     assert state(checkpoint.ls) == CHECKPOINT["restored_state"]
 
 
-def test_tf24_checkpoint_restores_under_mirrored_strategy():
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+def test_tf24_checkpoint_restores_under_mirrored_strategy(mirrored):
+    strategy = mirrored
     with strategy.scope():
         loss_scale = lossscale_compat.DynamicLossScale(**CHECKPOINT["kwargs"])
     tf.train.Checkpoint(ls=loss_scale).read(TF24_PATH).assert_consumed()

@@ -31,9 +31,9 @@ def test_trajectory_matches_tf24(case, mode):
 
 @pytest.mark.parametrize("mode", ["eager", "function"])
 @pytest.mark.parametrize("case", STRATEGY["trajectories"], ids=[c["name"] for c in STRATEGY["trajectories"]])
-def test_mirrored_trajectory_matches_tf24(case, mode):
+def test_mirrored_trajectory_matches_tf24(case, mode, mirrored):
     """One replica's bad gradient skips the step for every replica (cross-replica update)."""
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    strategy = mirrored
     with strategy.scope():
         loss_scale = lossscale_compat.DynamicLossScale(**case["kwargs"])
 
@@ -58,9 +58,9 @@ def test_mirrored_trajectory_matches_tf24(case, mode):
     assert same(case["modes"][mode], observed)
 
 
-def test_update_in_replica_context_is_refused_like_tf24():
+def test_update_in_replica_context_is_refused_like_tf24(mirrored):
     expected = STRATEGY["update_in_replica_context"]["error"]
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    strategy = mirrored
     with strategy.scope():
         loss_scale = lossscale_compat.DynamicLossScale()
         with pytest.raises(AttributeError, match="cross-replica context") as raised:

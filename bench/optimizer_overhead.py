@@ -1,0 +1,88 @@
+"""Prints the step time of lossscale_compat's LossScaleOptimizer divided by the native Keras one.
+
+Same model, data and inner optimizer, in one process, in eager mode, in tf.function and under XLA.
+Ours runs TF 2.4's custom loop (get_scaled_loss -> get_unscaled_gradients -> apply_gradients); the
+native class runs its own stack's idiom. Run it on each stack: `nox -s bench`.
+"""
+
+import os
+import statistics
+import sys
+import time
+import warnings
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+warnings.simplefilter("ignore")
+
+import tensorflow as tf  # noqa: E402
+
+import lossscale_compat  # noqa: E402
+from lossscale_compat import _flavour  # noqa: E402
+
+KERAS3 = _flavour.has_keras3_loss_scaling()
+STEPS = {"eager": 30, "function": 200, "xla": 200}
+REPEATS = 7
+
+
+def make_model():
+    tf.keras.utils.set_random_seed(0)
+    return tf.keras.Sequential([tf.keras.layers.Input((256,)), tf.keras.layers.Dense(512, activation="relu"),
+                                tf.keras.layers.Dense(512, activation="relu"), tf.keras.layers.Dense(1)])
+
+
+def make_step(model, optimizer, native):
+    variables = model.trainable_variables
+
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+            if native and KERAS3:
+                scaled = optimizer.scale_loss(loss)
+            else:
+                scaled = optimizer.get_scaled_loss(loss)
+        grads = tape.gradient(scaled, variables)
+        if not (native and KERAS3):
+            grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    return step
+
+
+def timed(step, x, y, steps):
+    start = time.perf_counter()
+    for _ in range(steps):
+        loss = step(x, y)
+    float(loss)  # wait for the last step
+    return (time.perf_counter() - start) / steps
+
+
+def main():
+    x = tf.random.stateless_normal((256, 256), seed=(1, 2))
+    y = tf.random.stateless_normal((256, 1), seed=(3, 4))
+    print(f"TensorFlow {tf.__version__}, Keras {'3' if KERAS3 else '2'} "
+          f"({tf.keras.mixed_precision.LossScaleOptimizer.__module__})")
+    for mode, steps in STEPS.items():
+        runs = {}
+        for native in (True, False):
+            model = make_model()
+            inner = tf.keras.optimizers.SGD(0.01, momentum=0.9)
+            optimizer = (tf.keras.mixed_precision.LossScaleOptimizer(inner) if native
+                         else lossscale_compat.LossScaleOptimizer(inner, "dynamic"))
+            step = make_step(model, optimizer, native)
+            if mode != "eager":
+                step = tf.function(step, jit_compile=(mode == "xla"))
+            timed(step, x, y, 5)  # trace, compile, build
+            runs[native] = step
+        samples = {True: [], False: []}
+        for _ in range(REPEATS):  # interleaved, so drift hits both alike
+            for native in (True, False):
+                samples[native].append(timed(runs[native], x, y, steps))
+        native_time, ours_time = statistics.median(samples[True]), statistics.median(samples[False])
+        print(f"{mode:9s} native {native_time * 1e3:8.3f} ms/step   ours {ours_time * 1e3:8.3f} ms/step   "
+              f"ratio {ours_time / native_time:6.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

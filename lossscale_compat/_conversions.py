@@ -1,0 +1,88 @@
+"""How each TF 2.4 way of naming a loss scale maps to the Keras optimizer's keyword arguments."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+from lossscale_compat import _flavour, _loss_scale
+
+ACCEPTED = ('"dynamic", a Python int or float, a FixedLossScale, a DynamicLossScale, '
+            "or a dict from `lossscale_compat.serialize`")
+
+
+def loss_scale_to_kwargs(loss_scale: Any) -> Dict[str, Any]:
+    """Returns `dynamic`/`initial_scale`/`dynamic_growth_steps` for a TF 2.4 `loss_scale` argument."""
+    if isinstance(loss_scale, dict):
+        loss_scale = _loss_scale.deserialize(loss_scale)
+    if isinstance(loss_scale, (int, float)):  # bool too, and no >= 1 check, as in TF 2.4
+        return {"dynamic": False, "initial_scale": loss_scale}
+    if isinstance(loss_scale, _loss_scale.FixedLossScale):
+        return {"dynamic": False, "initial_scale": loss_scale._loss_scale_value}
+    if isinstance(loss_scale, str) and loss_scale == "dynamic":
+        return {"dynamic": True}
+    if isinstance(loss_scale, _loss_scale.DynamicLossScale):
+        _require_multiplier_2(loss_scale, "When passing a DynamicLossScale to \"loss_scale\", "
+                                          "DynamicLossScale.multiplier must be 2.")
+        # Only the configuration carries over; the object's current value and counter do not.
+        kwargs: Dict[str, Any] = {"dynamic": True}
+        if loss_scale.initial_loss_scale != 2**15:
+            kwargs["initial_scale"] = loss_scale.initial_loss_scale
+        if loss_scale.increment_period != 2000:
+            kwargs["dynamic_growth_steps"] = loss_scale.increment_period
+        return kwargs
+    if isinstance(loss_scale, _loss_scale.LossScale):
+        raise TypeError(
+            "Passing a LossScale that is not a FixedLossScale or a DynamicLossScale is no longer "
+            f"supported. Got: {loss_scale}. Instead, pass one of {ACCEPTED}.")
+    raise ValueError(f'Invalid value passed to loss_scale. loss_scale must be {ACCEPTED}. '
+                     f"Got: {loss_scale!r}")
+
+
+def _require_multiplier_2(loss_scale: Any, prefix: str) -> None:
+    if loss_scale.multiplier != 2:
+        raise ValueError(
+            f"{prefix} Got: {loss_scale}. Modern Keras always grows and shrinks the scale by 2; to "
+            "keep another multiplier, drive a `lossscale_compat.DynamicLossScale` yourself in a "
+            "custom training loop.")
+
+
+def legacy_config_to_kwargs(config: Dict[str, Any]) -> Dict[str, Any]:
+    """Converts a TF <= 2.3 optimizer config (`optimizer` + serialized `loss_scale`) to TF 2.4's keys."""
+    config = dict(config)
+    if "loss_scale" not in config:
+        return config
+    loss_scale = _loss_scale.deserialize(config.pop("loss_scale"))
+    if isinstance(loss_scale, _loss_scale.FixedLossScale):
+        config.update(dynamic=False, initial_scale=loss_scale._loss_scale_value)
+    elif isinstance(loss_scale, _loss_scale.DynamicLossScale):
+        _require_multiplier_2(loss_scale, "Cannot deserialize LossScaleOptimizer with a "
+                                          "DynamicLossScale whose multiplier is not 2.")
+        config.update(dynamic=True, initial_scale=loss_scale.initial_loss_scale,
+                      dynamic_growth_steps=loss_scale.increment_period)
+    else:
+        raise ValueError(
+            f"Serialized LossScaleOptimizers with a LossScale that is not a FixedLossScale or "
+            f"DynamicLossScale can no longer be deserialized. Got: {loss_scale}. Re-save the "
+            "optimizer with a FixedLossScale or DynamicLossScale.")
+    config["inner_optimizer"] = config.pop("optimizer")
+    return config
+
+
+def optimizer_from_config(config: Dict[str, Any], custom_objects: Any = None) -> Tuple[Any, Dict[str, Any]]:
+    """Splits a TF <= 2.3 or TF 2.4 optimizer config into the inner optimizer and keyword arguments."""
+    kwargs = legacy_config_to_kwargs(config)
+    inner = _flavour.deserialize_optimizer(kwargs.pop("inner_optimizer"), custom_objects)
+    return inner, kwargs
+
+
+def replacement_call(kwargs: Dict[str, Any], prefix: str, keras3: bool) -> Optional[str]:
+    """The modern construction equivalent to TF 2.4 `kwargs`, for deprecation messages."""
+    if not kwargs.get("dynamic", True):
+        if keras3:
+            return (f"set `loss_scale_factor={kwargs['initial_scale']!r}` on the inner optimizer and "
+                    "drop the LossScaleOptimizer")
+        return (f"`{prefix}.LossScaleOptimizer(inner_optimizer, dynamic=False, "
+                f"initial_scale={kwargs['initial_scale']!r})`")
+    args = "".join(f", {key}={kwargs[key]!r}" for key in ("initial_scale", "dynamic_growth_steps")
+                   if key in kwargs)
+    return f"`{prefix}.LossScaleOptimizer(inner_optimizer{args})`"

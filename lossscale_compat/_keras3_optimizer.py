@@ -1,0 +1,222 @@
+"""TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, as a subclass of Keras 3's.
+
+Keras 3 changed what the optimizer does, not just its names. This adapter restores TF 2.4:
+
+- The scale follows TF 2.4's algorithm (growth only if finite, floor of 1 on a decrease) and a fixed
+  scale exists again. The state is a `DynamicLossScale`, checkpointed as `loss_scale/current_loss_scale`
+  and `loss_scale/good_steps` (TF 2.4's keys) and also as `dynamic_scale`/`step_counter` (Keras 3's).
+- A skipped step advances `iterations`.
+- Finiteness is voted on every replica's own gradients, so one replica's NaN skips the step everywhere.
+- Gradients are unscaled by multiplying with the reciprocal of the scale, in each gradient's dtype.
+
+Two callers meet `apply_gradients`, and they pass different things:
+
+- TF 2.4 code calls `get_unscaled_gradients` and passes the *unscaled* gradients;
+- Keras 3 code (`fit`, or `scale_loss` in a custom loop) passes *scaled* gradients.
+
+`get_unscaled_gradients` marks that its caller unscaled the gradients; the next `apply` consumes the
+mark and does not unscale again. Without the mark, `apply` unscales. Both happen while a step is
+traced, so the decision is made once per trace and costs nothing per step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import tensorflow as tf
+
+from lossscale_compat import _conversions, _flavour, _loss_scale, _slots, _strategy
+
+_KerasLossScaleOptimizer = _flavour.keras_loss_scale_optimizer()
+
+
+class _LossScaleState(_loss_scale.DynamicLossScale):
+    """The optimizer's dynamic loss scale: TF 2.4's algorithm with a multiplier of 2."""
+
+    _warns_on_construction = False
+
+
+def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
+    if grad is None:
+        return None
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.IndexedSlices(grad.values * tf.cast(reciprocal, grad.values.dtype), grad.indices,
+                                grad.dense_shape)
+    return grad * tf.cast(reciprocal, grad.dtype)
+
+
+class KerasLossScaleOptimizer(_slots.SlotAccess, _KerasLossScaleOptimizer):
+    """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on Keras 3."""
+
+    def __init__(self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None,
+                 dynamic_growth_steps: Optional[int] = None, name: Optional[str] = None, **kwargs: Any):
+        if not isinstance(inner_optimizer, tf.keras.optimizers.Optimizer):
+            raise TypeError(
+                '"inner_optimizer" must be an instance of `keras.optimizers.Optimizer`, but got: '
+                f"{inner_optimizer}.")
+        if isinstance(inner_optimizer, _KerasLossScaleOptimizer):
+            raise TypeError(
+                "LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: "
+                f"{inner_optimizer}. Wrap its `inner_optimizer` instead.")
+        if not isinstance(dynamic, bool):
+            raise TypeError(f'"dynamic" argument to LossScaleOptimizer.__init__ must be a bool, but got: '
+                            f"{dynamic!r}. To pass a TF 2.4 `loss_scale`, use "
+                            "`lossscale_compat.LossScaleOptimizer(optimizer, loss_scale)`.")
+        _strategy.check_strategy_supported()
+        if dynamic:
+            initial_scale = 2.0**15 if initial_scale is None else float(initial_scale)
+            dynamic_growth_steps = 2000 if dynamic_growth_steps is None else int(dynamic_growth_steps)
+        else:
+            if initial_scale is None:
+                raise ValueError('"initial_scale" must be specified if "dynamic" is False')
+            initial_scale = float(initial_scale)
+            if dynamic_growth_steps is not None:
+                raise ValueError('"dynamic_growth_steps" must be None if "dynamic" is False, but got: '
+                                 f"{dynamic_growth_steps}")
+        super().__init__(inner_optimizer, initial_scale=initial_scale,
+                         dynamic_growth_steps=dynamic_growth_steps, name=name, **kwargs)
+        self._dynamic = dynamic
+        self._caller_unscaled = False
+        self._set_state(_LossScaleState(initial_scale, dynamic_growth_steps, 2.0) if dynamic else None)
+
+    @tf.__internal__.tracking.no_automatic_dependency_tracking
+    def _set_state(self, state: Optional[_LossScaleState]) -> None:
+        self._state = state
+        if state is not None:
+            # TF 2.4's checkpoint names, and Keras 3's for the same two variables, so checkpoints
+            # move both ways between this class and Keras 3's own LossScaleOptimizer.
+            self._track_trackable(state, name="loss_scale")
+            self._track_trackable(state._current_loss_scale, name="dynamic_scale")
+            self._track_trackable(state._num_good_steps, name="step_counter")
+
+    # --- TF 2.4 surface ------------------------------------------------------------------------
+
+    @property
+    def dynamic(self) -> bool:
+        return self._dynamic
+
+    @property
+    def loss_scale(self) -> tf.Tensor:
+        """The current loss scale, a new float32 tensor on every access."""
+        if self._state is None:
+            return tf.constant(self.initial_scale, tf.float32)
+        return tf.convert_to_tensor(self._state())
+
+    @property
+    def dynamic_counter(self) -> Optional[tf.Variable]:
+        return None if self._state is None else self._state._num_good_steps
+
+    @property
+    def dynamic_scale(self) -> Optional[tf.Variable]:
+        return None if self._state is None else self._state._current_loss_scale
+
+    @property
+    def step_counter(self) -> Optional[tf.Variable]:
+        return self.dynamic_counter
+
+    @property
+    def lr(self) -> Any:
+        return self.learning_rate
+
+    @lr.setter
+    def lr(self, value: Any) -> None:
+        self.learning_rate = value
+
+    def get_scaled_loss(self, loss: Any) -> Any:
+        """Multiplies `loss` (a tensor, or a callable returning one) by the loss scale."""
+        if callable(loss):
+            return lambda: self.scale_loss(loss())
+        return self.scale_loss(loss)
+
+    def scale_loss(self, loss: Any) -> Any:
+        return loss * tf.cast(self.loss_scale, loss.dtype)
+
+    def get_unscaled_gradients(self, grads: Any) -> list:
+        """Divides `grads` by the loss scale; the next `apply_gradients` then does not unscale again."""
+        self._caller_unscaled = True
+        return self._unscale(grads)
+
+    def _unscale(self, grads: Any) -> list:
+        reciprocal = 1.0 / self.loss_scale
+        return [_multiply(g, reciprocal) for g in grads]
+
+    def minimize(self, loss: Any, var_list: Any, tape: Optional[tf.GradientTape] = None) -> Any:
+        """Scales `loss`, computes and unscales its gradients, and applies them, as TF 2.4 did."""
+        tape = tf.GradientTape() if tape is None else tape
+        if callable(loss):
+            with tape:
+                if callable(var_list):
+                    var_list = var_list()
+                tape.watch(var_list)
+                loss = loss()
+        elif callable(var_list):
+            var_list = var_list()
+        with tape:
+            scaled_loss = self.get_scaled_loss(loss)
+        grads = self.get_unscaled_gradients(tape.gradient(scaled_loss, var_list))
+        return self.apply_gradients(zip(grads, var_list))
+
+
+    # --- applying gradients --------------------------------------------------------------------
+
+    def build(self, var_list: Any) -> None:
+        # Keras 3's build would add its own `dynamic_scale`/`step_counter`; the state lives in
+        # `self._state` instead, so build only the optimizer machinery and the inner optimizer.
+        self.inner_optimizer.build(var_list)
+        super(_KerasLossScaleOptimizer, self).build(var_list)
+
+    def apply(self, grads: Any, trainable_variables: Any = None) -> None:
+        if not self.built:
+            with tf.name_scope(self.name):
+                self.build(trainable_variables)
+            self.built = True
+        grads = list(grads)
+        if not self._caller_unscaled:
+            grads = self._unscale(grads)
+        self._caller_unscaled = False
+        if tf.distribute.in_cross_replica_context() and tf.distribute.has_strategy():
+            raise ValueError("apply_gradients() must be called in a replica context.")
+        _strategy.check_strategy_supported()
+        if not tf.distribute.has_strategy():
+            self._apply_or_skip(self._should_apply(grads), lambda: self.inner_optimizer.apply(
+                grads, trainable_variables))
+            return
+
+        def in_cross_replica(distribution: Any, grads: Any, trainable_variables: Any) -> None:
+            def apply_each_replica() -> None:
+                distribution.extended.call_for_each_replica(self.inner_optimizer.apply,
+                                                            args=(grads, trainable_variables))
+
+            self._apply_or_skip(self._should_apply(grads), apply_each_replica)
+
+        tf.distribute.get_replica_context().merge_call(in_cross_replica, args=(grads, trainable_variables))
+
+    def _should_apply(self, grads: list) -> Any:
+        """Updates the scale from `grads`; returns the Python True for a fixed scale, else a bool tensor."""
+        if self._state is None:
+            return True
+        return self._state.update(grads)[1]
+
+    def _apply_or_skip(self, should_apply: Any, apply: Callable[[], None]) -> None:
+        if should_apply is True:
+            apply()
+            return
+
+        def skip() -> None:
+            # TF 2.4 counted a skipped step; Keras 3 does not.
+            self.inner_optimizer.iterations.assign_add(1)
+
+        tf.cond(should_apply, apply, skip)
+
+    # --- configs -------------------------------------------------------------------------------
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        if not self._dynamic:
+            config["dynamic"] = False
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: Any = None) -> "KerasLossScaleOptimizer":
+        inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
+        return cls(inner, **kwargs)

@@ -1,0 +1,35 @@
+"""TF 2.4's Keras loss-scale optimizers: the non-experimental surface and the experimental form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lossscale_compat import _conversions, _flavour
+from lossscale_compat._deprecation import warn_deprecated
+
+KerasLossScaleOptimizer = _flavour.register_keras_serializable(_flavour.tf24_keras_loss_scale_optimizer())
+
+
+@_flavour.register_keras_serializable
+class LossScaleOptimizer(KerasLossScaleOptimizer):
+    """TF 2.4's `tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale)`.
+
+    `loss_scale` is "dynamic", a Python int or float (a fixed scale), a `FixedLossScale`, a
+    `DynamicLossScale` with multiplier 2 (only its settings are used), or a serialized one.
+    """
+
+    def __init__(self, optimizer: Any, loss_scale: Any):
+        kwargs = _conversions.loss_scale_to_kwargs(loss_scale)
+        warn_deprecated(
+            "`tf.keras.mixed_precision.experimental.LossScaleOptimizer` was removed from TensorFlow "
+            "after 2.8; the modern equivalent is " + _conversions.replacement_call(
+                kwargs, _flavour.keras_public_prefix(), _flavour.has_keras3_loss_scaling()) + ".")
+        super().__init__(optimizer, **kwargs)
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: Any = None) -> "LossScaleOptimizer":
+        """Accepts TF <= 2.3 configs (`optimizer`, `loss_scale`) and TF 2.4's four-key configs."""
+        inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
+        restored = cls.__new__(cls)
+        KerasLossScaleOptimizer.__init__(restored, inner, **kwargs)
+        return restored

@@ -1,0 +1,55 @@
+"""TF 2.4's optimizer slots (`get_slot_names`, `get_slot`) over today's per-variable slot lists."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from lossscale_compat import _flavour
+
+# (optimizer class name, TF 2.4 slot name) -> attribute that holds that slot, one entry per variable.
+SLOT_ATTRIBUTES: Dict[Tuple[str, str], str] = {
+    ("SGD", "momentum"): "momentums",
+    ("Adam", "m"): "_momentums",
+    ("Adam", "v"): "_velocities",
+    ("Adam", "vhat"): "_velocity_hats",
+    ("RMSprop", "rms"): "_velocities",
+    ("RMSprop", "momentum"): "_momentums",
+    ("RMSprop", "mg"): "_average_gradients",
+    ("Adagrad", "accumulator"): "_accumulators",
+}
+
+
+def _attributes(optimizer: Any) -> Dict[str, str]:
+    """TF 2.4 slot name -> attribute, for the optimizer's class or the nearest known base class."""
+    for cls in type(optimizer).__mro__:
+        found = {slot: attr for (name, slot), attr in SLOT_ATTRIBUTES.items()
+                 if name == cls.__name__ and getattr(optimizer, attr, None)}
+        if found or any(name == cls.__name__ for name, _ in SLOT_ATTRIBUTES):
+            return found
+    return {}
+
+
+def slot_names(optimizer: Any) -> List[str]:
+    """The TF 2.4 names of the slots a built optimizer keeps."""
+    return list(_attributes(optimizer))
+
+
+def slot_variable(optimizer: Any, variable: Any, slot: str) -> Any:
+    """The variable holding TF 2.4 slot `slot` of `variable`."""
+    attribute = _attributes(optimizer).get(slot)
+    if attribute is None:
+        raise KeyError(f"{type(optimizer).__name__} has no slot {slot!r} (TF 2.4's name). Its slots are "
+                       f"{slot_names(optimizer)}; slots exist once the optimizer is built.")
+    return getattr(optimizer, attribute)[_flavour.optimizer_variable_index(optimizer, variable)]
+
+
+class SlotAccess:
+    """Mixin giving a loss-scale optimizer TF 2.4's `get_slot_names` and `get_slot`."""
+
+    def get_slot_names(self) -> List[str]:
+        """TF 2.4's slot names of the inner optimizer, e.g. `['momentum']` for SGD with momentum."""
+        return slot_names(self.inner_optimizer)
+
+    def get_slot(self, var: Any, slot_name: str) -> Any:
+        """The inner optimizer's slot `slot_name` (TF 2.4's name) for `var`."""
+        return slot_variable(self.inner_optimizer, var, slot_name)

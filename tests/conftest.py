@@ -1,0 +1,28 @@
+"""Test-wide set-up: the goldens' helpers on sys.path, and 2 logical CPUs for MirroredStrategy."""
+
+import os
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "goldens"))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+try:
+    import tensorflow as tf
+except ImportError:  # the codemod tests run without TensorFlow
+    tf = None
+
+if tf is not None:
+    # Must happen before TensorFlow initialises its devices, i.e. before any test runs an op.
+    _cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        _cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+
+
+if tf is not None:
+    import pytest
+
+    @pytest.fixture(scope="session")
+    def mirrored():
+        """One 2-replica MirroredStrategy for the whole run, as TF's collectives need (and as recorded)."""
+        return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])

@@ -1,0 +1,145 @@
+"""Training with our optimizers gives TF 2.4.0's loss scales, skipped steps, iterations and weights."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tf24_optimizers import (KERAS3, OPTIMIZER_GOLDENS, assert_states_match, batch, build_optimizer, compiled,
+                             keras3_step, specs, state, tf24_step)
+
+CUSTOM_LOOP = OPTIMIZER_GOLDENS["custom_loop"]
+# Adam's update divides by sqrt(v) + epsilon; TF 2.4's and today's kernels round differently there.
+ADAM_TOLERANCE = dict(rtol=2e-5, atol=2e-5)
+
+
+def tolerance(case):
+    return ADAM_TOLERANCE if case["inner"]["class_name"] == "Adam" else {}
+
+
+def run_linear(case, mode, make_step):
+    kernel = tf.Variable(case["initial_kernel"], dtype=tf.float32, name="kernel")
+    optimizer = build_optimizer(case["form"], case["inner"])
+
+    def forward(x, y):
+        return tf.reduce_mean(tf.square(tf.matmul(x, kernel) - y))
+
+    step = compiled(make_step(optimizer, [kernel], forward), mode)
+    return [state(optimizer, [kernel], step(*batch(data))) for data in case["data"]["batches"]]
+
+
+@pytest.mark.parametrize("mode", ["eager", "function", "jit"])
+@pytest.mark.parametrize("case", CUSTOM_LOOP, ids=[c["name"] for c in CUSTOM_LOOP])
+def test_tf24_custom_loop_matches_tf24(case, mode):
+    assert_states_match(case["modes"][mode]["steps"], run_linear(case, mode, tf24_step), **tolerance(case))
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 3's scale_loss/apply-unscales contract exists only on Keras 3")
+@pytest.mark.parametrize("mode", ["eager", "function", "jit"])
+@pytest.mark.parametrize("case", CUSTOM_LOOP, ids=[c["name"] for c in CUSTOM_LOOP])
+def test_keras3_custom_loop_with_scaled_gradients_matches_tf24(case, mode):
+    """Keras 3 code passes scaled gradients; our optimizer unscales them and still trains as TF 2.4 did."""
+    assert_states_match(case["modes"][mode]["steps"], run_linear(case, mode, keras3_step), **tolerance(case))
+
+
+@pytest.mark.parametrize("mode", ["eager", "function", "jit"])
+@pytest.mark.parametrize("case", OPTIMIZER_GOLDENS["mixed_float16"],
+                         ids=[c["name"] for c in OPTIMIZER_GOLDENS["mixed_float16"]])
+def test_mixed_float16_model_matches_tf24(case, mode):
+    """float16 overflow skips steps and backs the scale off exactly as on TF 2.4.0."""
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(3,)),
+            tf.keras.layers.Dense(2, activation="relu", name="dense_0"),
+            tf.keras.layers.Dense(1, name="dense_1"),
+        ])
+        model.set_weights([np.array(case["initial_weights"][layer][w], np.float32)
+                           for layer in ("dense_0", "dense_1") for w in ("kernel", "bias")])
+        optimizer = build_optimizer(case["form"], case["inner"])
+        variables = model.trainable_variables
+
+        def forward(x, y):
+            return tf.reduce_mean(tf.square(tf.cast(model(x), tf.float32) - y))
+
+        step = compiled(tf24_step(optimizer, variables, forward), mode)
+        observed = [state(optimizer, variables, step(*batch(data))) for data in case["data"]["batches"]]
+        assert model(batch(case["data"]["batches"][0])[0]).dtype.name == case["modes"][mode]["output_dtype"]
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    # TF's float16 CPU kernels round differently since 2.4 (the same float16 inputs can give a loss that
+    # differs in the 5th digit), so weights and losses match to float16 precision; the loss scales,
+    # skipped steps and iterations must match exactly.
+    assert_states_match(case["modes"][mode]["steps"], observed, rtol=1e-3, atol=1e-3)
+
+
+def linear_model(case):
+    model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1, name="dense")])
+    model.set_weights([np.array(case["initial_weights"][w], np.float32) for w in case["weights_order"]])
+    return model
+
+
+class StateRecorder(tf.keras.callbacks.Callback):
+    def __init__(self, optimizer):
+        super().__init__()
+        self.optimizer_ = optimizer
+        self.batches = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches.append(state(self.optimizer_, self.model.trainable_variables))
+
+
+@pytest.mark.parametrize("case", OPTIMIZER_GOLDENS["fit"], ids=[c["name"] for c in OPTIMIZER_GOLDENS["fit"]])
+def test_fit_matches_tf24(case):
+    """`model.compile(optimizer=ours)` + `fit`: on Keras 3 the trainer passes scaled gradients."""
+    data = case["data"]
+    model = linear_model(case)
+    optimizer = build_optimizer(case["form"], case["inner"])
+    model.compile(optimizer=optimizer, loss=case["compile"]["loss"])
+    assert (model.optimizer is optimizer) is case["compiled_optimizer_is_same_object"]
+    recorder = StateRecorder(optimizer)
+    model.fit(specs.array(data["x"], np), specs.array(data["y"], np), batch_size=data["batch_size"],
+              epochs=data["epochs"], shuffle=data["shuffle"], verbose=0, callbacks=[recorder])
+    assert_states_match(case["per_batch"], recorder.batches, **tolerance(case))
+
+
+def distributed_variable(variable):
+    """The tf.distribute variable behind a Keras variable (Keras 3 wraps it; Keras 2 does not)."""
+    return variable if callable(variable.value) else variable.value
+
+
+@pytest.mark.parametrize("mode", ["eager", "function"])
+@pytest.mark.parametrize("case", OPTIMIZER_GOLDENS["mirrored"], ids=[c["name"] for c in OPTIMIZER_GOLDENS["mirrored"]])
+def test_mirrored_strategy_matches_tf24(case, mode, mirrored):
+    """A NaN on one replica skips the step on every replica, as on TF 2.4.0."""
+    strategy = mirrored
+    with strategy.scope():
+        model = linear_model(case)
+        optimizer = build_optimizer(case["form"], case["inner"])
+    variables = model.trainable_variables
+
+    def forward(x, y):
+        return tf.reduce_mean(tf.square(model(x) - y)) / strategy.num_replicas_in_sync
+
+    replica_step = tf24_step(optimizer, variables, forward)
+
+    def step(x, y):
+        return strategy.run(replica_step, args=(x, y))
+
+    step = compiled(step, mode)
+    observed = []
+    for replicas in case["data"]["per_step_per_replica"]:
+        def distributed(key, replicas=replicas):
+            return strategy.experimental_distribute_values_from_function(
+                lambda ctx: tf.constant(specs.array(replicas[ctx.replica_id_in_sync_group][key], np)))
+        losses = step(distributed("x"), distributed("y"))
+        record = state(optimizer, variables)
+        record["replica_losses"] = [float(v) for v in strategy.experimental_local_results(losses)]
+        record["replica_weights"] = [[np.asarray(r.numpy(), np.float64).tolist()
+                                      for r in strategy.experimental_local_results(distributed_variable(v))]
+                                     for v in variables]
+        observed.append(record)
+    expected = case["modes"][mode]["steps"]
+    assert_states_match(expected, observed)
+    for want, got in zip(expected, observed):
+        np.testing.assert_allclose(got["replica_losses"], want["replica_losses"], rtol=1e-6, atol=1e-6)
+        for want_v, got_v in zip(want["replica_weights"], got["replica_weights"]):
+            np.testing.assert_allclose(got_v, want_v, rtol=1e-6, atol=1e-6)
