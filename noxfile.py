@@ -40,3 +40,4 @@ def record_goldens(session: nox.Session) -> None:
     session.install("tensorflow-cpu==2.4.0", "protobuf==3.20.3")
     session.run("python", "tests/goldens/record_tf24.py", env=ENV)
     session.run("python", "examples/tf24_custom_loop.py", "--record", env=ENV)
+    session.run("python", "examples/tf24/record_goldens.py", env=ENV)

@@ -15,6 +15,8 @@ UNSCALED_GRADIENTS_USED = "LSC107"
 UNSUPPORTED_USE = "LSC110"
 NAME_CLASH = "LSC111"
 BAD_ARGUMENTS = "LSC112"
+RECEIVER_NOT_PROVEN = "LSC113"
+FIXED_SCALE_NOT_EQUIVALENT = "LSC114"
 # Notes on sites the codemod did rewrite.
 GRAPH_REWRITE_NOTE = "LSC108"
 SHIM_NOTE = "LSC109"
@@ -67,6 +69,20 @@ MESSAGES = {
     BAD_ARGUMENTS: (
         "The arguments do not match the TF 2.4 signature, so the call was left alone. "
         "Instead, fix the call and run the codemod again."
+    ),
+    RECEIVER_NOT_PROVEN: (
+        "This object is not provably a LossScaleOptimizer built from a TF 2.4 API in this scope "
+        "(a parameter, an attribute or a rebound name), so the call was left alone. Instead, check "
+        "it is a loss-scale optimizer and rewrite it by hand: `get_scaled_loss` becomes "
+        "`scale_loss`, and Keras 3's `apply_gradients` unscales by itself."
+    ),
+    FIXED_SCALE_NOT_EQUIVALENT: (
+        "On Keras 3 `loss_scale_factor` is not equivalent to this fixed loss scale, so the call "
+        "was left alone: either the value is not a power-of-two literal (Keras 3 divides by it "
+        "where TF 2.4 multiplied by its reciprocal), or the optimizer reaches code the codemod "
+        "cannot see, where `compile()` under a mixed_float16 policy would wrap it in a dynamic "
+        "LossScaleOptimizer. Instead, set `loss_scale_factor=<value>` on the inner optimizer and "
+        "pass `auto_scale_loss=False` to `compile()`."
     ),
     GRAPH_REWRITE_NOTE: (
         "The graph rewrite no longer exists: the optimizer is now wrapped explicitly. Also call "

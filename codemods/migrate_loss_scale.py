@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -11,6 +12,7 @@ from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
+    BuiltinAssignment,
     GlobalScope,
     ParentNodeProvider,
     PositionProvider,
@@ -148,6 +150,15 @@ def _has_comment(node: cst.CSTNode) -> bool:
     return finder.found
 
 
+def _is_power_of_two(node: Optional[_Expr]) -> bool:
+    """Returns whether `node` is an int/float literal 2**k within float32's normal range."""
+    value = _number(node) if node is not None else None
+    if value is None or not 2.0 ** -126 <= value <= 2.0 ** 127:
+        return False
+    mantissa, _ = math.frexp(value)
+    return mantissa == 0.5
+
+
 def _chain(node: _Expr) -> List[_Expr]:
     """Returns the dotted-name prefixes of `node`, longest first, down to its root Name."""
     out = [node]
@@ -207,6 +218,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         node.visit(_SiteCollector(self, sites, loops))
         self._folded: Set[cst.CSTNode] = set()
         self._kept_calls: Set[cst.CSTNode] = set()
+        self._lso_calls: Set[cst.CSTNode] = set()
         self._blocked_bindings: Set[str] = set()
         decisions: Dict[_Expr, Tuple[str, object]] = {}
         # Calls that fold an inner loss scale go first, so the inner site is not renamed too.
@@ -422,8 +434,80 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             inner = opt.value
             if not self._is_inline_keras3_optimizer(inner):
                 raise _Unsafe(w.FIXED_SCALE_NOT_INLINE)
-            return ("fixed_factor", (call, opt, scale, row))
+            if not _is_power_of_two(scale.value):
+                raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+            compiles = self._compiles_receiving(call)
+            return ("fixed_factor", (call, opt, scale, row, compiles))
         return ("wrap", (call, opt, scale, new_name, row))
+
+    def _compiles_receiving(self, call: cst.Call) -> List[cst.Call]:
+        """Returns the visible `compile` calls an optimizer built by `call` reaches, or raises _Unsafe.
+
+        The optimizer may only be the `optimizer` argument of a `.compile(...)` call, or be assigned
+        once to a plain name that is only used as such an argument or as an attribute receiver.
+        """
+        parent = self.get_metadata(ParentNodeProvider, call, None)
+        compile_call = self._compile_taking(call)
+        if compile_call is not None:
+            return [compile_call]
+        if not (
+            isinstance(parent, cst.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)
+        ):
+            raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+        assignment = self._single_assignment(parent.targets[0].target)
+        if assignment is None:
+            raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+        compiles = []
+        for access in assignment.references:
+            use = access.node
+            user = self.get_metadata(ParentNodeProvider, use, None)
+            if isinstance(user, cst.Attribute) and user.value is use:
+                continue
+            compile_call = self._compile_taking(use)
+            if compile_call is None:
+                raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+            compiles.append(compile_call)
+        return compiles
+
+    def _compile_taking(self, node: cst.CSTNode) -> Optional[cst.Call]:
+        """Returns the `.compile(...)` call that takes `node` as its optimizer, or raises/None.
+
+        Raises _Unsafe when that call already decides `auto_scale_loss` other than by a literal
+        False, or passes `**kwargs`; returns None when `node` is not such an argument.
+        """
+        arg = self.get_metadata(ParentNodeProvider, node, None)
+        call = self.get_metadata(ParentNodeProvider, arg, None) if isinstance(arg, cst.Arg) else None
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "compile"
+            and not arg.star
+        ):
+            return None
+        position = call.args.index(arg)
+        is_optimizer = arg.keyword.value == "optimizer" if arg.keyword is not None else position == 0
+        if not is_optimizer:
+            return None
+        for other in call.args:
+            if other.star == "**":
+                raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+            if other.keyword is not None and other.keyword.value == "auto_scale_loss":
+                if isinstance(other.value, cst.Name) and other.value.value == "False":
+                    return call
+                raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+        return call
+
+    def _single_assignment(self, target: cst.Name):
+        """Returns the only binding of `target`'s name in its scope, if `target` is that binding."""
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if scope is None:
+            return None
+        assignments = list(scope.assignments[target.value])
+        if len(assignments) != 1 or getattr(assignments[0], "node", None) is not target:
+            return None
+        return assignments[0]
 
     def _is_inline_keras3_optimizer(self, node: _Expr) -> bool:
         if not isinstance(node, cst.Call):
@@ -582,27 +666,69 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             kwargs = []
             if scale.dynamic:
                 if scale.initial is not None:
-                    kwargs.append(_kwarg("initial_scale", scale.initial))
+                    kwargs.append(_kwarg("initial_scale", self._as_float(scale.initial, site)))
                 if scale.growth is not None:
                     kwargs.append(_kwarg("dynamic_growth_steps", scale.growth))
             else:
                 kwargs = [_kwarg("dynamic", cst.Name("False")), _kwarg("initial_scale", scale.value)]
             self._replace[call] = ("call", func, [opt], kwargs)
+            self._lso_calls.add(call)
             if row.rule == "graph_rewrite":
                 self._warn(site, w.GRAPH_REWRITE_NOTE)
             return
         if kind == "fixed_factor":
-            call, opt, scale, row = payload
+            call, opt, scale, row, compiles = payload
             self._replace[call] = ("factor", opt, _kwarg("loss_scale_factor", scale.value))
+            self._lso_calls.add(call)
+            for compile_call in compiles:
+                if not any(a.keyword is not None and a.keyword.value == "auto_scale_loss" for a in compile_call.args):
+                    self._replace[compile_call] = ("add_kwarg", _kwarg("auto_scale_loss", cst.Name("False")))
             if row.rule == "graph_rewrite":
                 self._warn(site, w.GRAPH_REWRITE_NOTE)
             return
         raise AssertionError(kind)
 
+    def _as_float(self, value: _Expr, site: _Expr) -> _Expr:
+        """Returns `value`, or `float(value)` where Keras 3 could not take it as TF 2.4's float() did."""
+        if isinstance(value, cst.Float) or (
+            isinstance(value, cst.Integer) and abs(value.evaluated_value) < 2 ** 63
+        ):
+            return value
+        scope = self.get_metadata(ScopeProvider, site, None) or self._global
+        if any(not isinstance(binding, BuiltinAssignment) for binding in scope["float"]):
+            raise _Unsafe(w.NAME_CLASH)
+        return cst.Call(func=cst.Name("float"), args=[cst.Arg(value=value)])
+
+    def _is_migrated_optimizer(self, receiver: _Expr) -> bool:
+        """Returns whether `receiver` is a name bound once, here, to a migrated LossScaleOptimizer call."""
+        if not isinstance(receiver, cst.Name):
+            return False
+        scope = self.get_metadata(ScopeProvider, receiver, None)
+        if scope is None:
+            return False
+        accesses = [a for a in scope.accesses[receiver] if a.node is receiver]
+        if len(accesses) != 1 or len(accesses[0].referents) != 1:
+            return False
+        (binding,) = accesses[0].referents
+        target = getattr(binding, "node", None)
+        if not isinstance(target, cst.Name) or self._single_assignment(target) is not binding:
+            return False
+        assign_target = self.get_metadata(ParentNodeProvider, target, None)
+        assign = self.get_metadata(ParentNodeProvider, assign_target, None)
+        return (
+            isinstance(assign_target, cst.AssignTarget)
+            and isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and assign.value in self._lso_calls
+        )
+
     def _plan_loop(self, call: cst.Call) -> None:
         """Plans the Keras 3 custom-loop rewrites for one `x.get_*scaled*` call."""
         assert isinstance(call.func, cst.Attribute)
         method = call.func.attr.value
+        if not self._is_migrated_optimizer(call.func.value):
+            self._warn(call, w.RECEIVER_NOT_PROVEN)
+            return
         if len(call.args) != 1 or call.args[0].star or call.args[0].keyword is not None:
             self._warn(call, w.BAD_ARGUMENTS)
             return
@@ -711,6 +837,9 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                 for arg in positional
             ] + list(kwargs)
             return updated_node.with_changes(func=func, args=_restyle(updated_node.args, args))
+        if plan[0] == "add_kwarg":
+            args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated_node.args]
+            return updated_node.with_changes(args=_restyle(updated_node.args, args + [plan[1]]))
         if plan[0] == "factor":
             inner = updated(plan[1]).value
             assert isinstance(inner, cst.Call)

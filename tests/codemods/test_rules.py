@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from codemods import _warnings as w
@@ -227,35 +229,43 @@ def test_folded_loss_scale_import_is_removed():
     )
 
 
+_LSO_LINE = "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n"
+_LSO_LINE_AFTER = "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+
+
 def test_custom_loop_keras3():
     check(
-        """\
-        def step(opt, x, vs):
+        "import tensorflow as tf\n" + _LSO_LINE + textwrap.dedent("""\
+        def step(x, vs):
             with tape:
                 scaled = opt.get_scaled_loss(loss(x))
             grads = tape.gradient(scaled, vs)
             grads = opt.get_unscaled_gradients(grads)
             opt.apply_gradients(zip(grads, vs))
-        """,
-        """\
-        def step(opt, x, vs):
+        """),
+        "import tensorflow as tf\n" + _LSO_LINE_AFTER + textwrap.dedent("""\
+        def step(x, vs):
             with tape:
                 scaled = opt.scale_loss(loss(x))
             grads = tape.gradient(scaled, vs)
             opt.apply_gradients(zip(grads, vs))
-        """,
+        """),
     )
 
 
 def test_custom_loop_renamed_gradients_are_substituted():
     check(
         """\
-        def step(opt, scaled_grads, vs):
+        import tensorflow as tf
+        def step(scaled_grads, vs):
+            opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')
             grads = opt.get_unscaled_gradients(scaled_grads)
             opt.apply_gradients(zip(grads, vs))
         """,
         """\
-        def step(opt, scaled_grads, vs):
+        import tensorflow as tf
+        def step(scaled_grads, vs):
+            opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
             opt.apply_gradients(zip(scaled_grads, vs))
         """,
     )
@@ -263,12 +273,40 @@ def test_custom_loop_renamed_gradients_are_substituted():
 
 def test_custom_loop_other_use_warns():
     source = """\
-        def step(opt, g, vs):
+        def step(g, vs):
             g = opt.get_unscaled_gradients(g)
             print(g)
             opt.apply_gradients(zip(g, vs))
         """
-    check(source, source, codes=[w.UNSCALED_GRADIENTS_USED])
+    new, codes = migrate("import tensorflow as tf\n" + _LSO_LINE + textwrap.dedent(source))
+    assert new == "import tensorflow as tf\n" + _LSO_LINE_AFTER + textwrap.dedent(source)
+    assert codes == [w.UNSCALED_GRADIENTS_USED]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a parameter: any object with these method names
+        "def step(opt, l):\n    return opt.get_scaled_loss(l)\n",
+        # an attribute: not provably the optimizer that was built
+        "def step(self, l):\n    return self.optimizer.get_scaled_loss(l)\n",
+        # a name bound to something that is not a TF 2.4 LossScaleOptimizer
+        "opt = make_optimizer()\nscaled = opt.get_scaled_loss(l)\n",
+        # a name bound twice: which object it is depends on the path taken
+        "import tensorflow as tf\n" + _LSO_LINE + "opt = other\nscaled = opt.get_scaled_loss(l)\n",
+        "def step(opt, g, vs):\n    g = opt.get_unscaled_gradients(g)\n    opt.apply_gradients(zip(g, vs))\n",
+    ],
+)
+def test_custom_loop_unproven_receiver_is_left_alone_with_warning(source):
+    new, codes = migrate(source)
+    assert new == source.replace(_LSO_LINE, _LSO_LINE_AFTER)
+    assert codes == [w.RECEIVER_NOT_PROVEN]
+
+
+def test_custom_loop_receiver_bound_in_enclosing_scope_is_proven():
+    new, codes = migrate("import tensorflow as tf\n" + _LSO_LINE + "def f(l):\n    return opt.get_scaled_loss(l)\n")
+    assert new.endswith("def f(l):\n    return opt.scale_loss(l)\n")
+    assert codes == []
 
 
 def test_custom_loop_untouched_on_tf_keras():
@@ -341,4 +379,80 @@ def test_multiline_call_keeps_layout():
             opt,
         )
         """,
+    )
+
+
+_FIXED = "tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), {})"
+
+
+@pytest.mark.parametrize("value", ["3", "100", "0.3", "1e-50"])
+def test_fixed_scale_keras3_not_power_of_two_warns(value):
+    """Keras 3 divides by `loss_scale_factor`; TF 2.4 multiplied by the reciprocal, equal only for 2**k."""
+    source = f"import tensorflow as tf\no = {_FIXED.format(value)}\n"
+    check(source, source, codes=[w.FIXED_SCALE_NOT_EQUIVALENT])
+    assert migrate(source, "tf_keras")[0] != source
+
+
+@pytest.mark.parametrize("value", ["128", "0.5", "1024.0"])
+def test_fixed_scale_keras3_power_of_two_is_rewritten(value):
+    check(
+        f"import tensorflow as tf\no = {_FIXED.format(value)}\n",
+        f"import tensorflow as tf\no = tf.keras.optimizers.SGD(0.1, loss_scale_factor={value})\n",
+    )
+
+
+def test_fixed_scale_keras3_visible_compile_gets_auto_scale_loss_false():
+    """Keras 3 compile() would otherwise wrap the optimizer in a dynamic LossScaleOptimizer under mixed_float16."""
+    check(
+        f"""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy('mixed_float16')
+        opt = {_FIXED.format(128)}
+        model.compile(opt, loss='mse')
+        other.compile(optimizer=opt)
+        print(opt.learning_rate)
+        """,
+        """\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy('mixed_float16')
+        opt = tf.keras.optimizers.SGD(0.1, loss_scale_factor=128)
+        model.compile(opt, loss='mse', auto_scale_loss=False)
+        other.compile(optimizer=opt, auto_scale_loss=False)
+        print(opt.learning_rate)
+        """,
+    )
+
+
+def test_fixed_scale_keras3_inline_in_compile():
+    check(
+        f"import tensorflow as tf\nmodel.compile(loss='mse', optimizer={_FIXED.format(128)})\n",
+        "import tensorflow as tf\n"
+        "model.compile(loss='mse', optimizer=tf.keras.optimizers.SGD(0.1, loss_scale_factor=128), auto_scale_loss=False)\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "train(model, opt)",  # escapes: the callee may compile it under mixed_float16
+        "model.compile(opt, auto_scale_loss=True)",
+        "model.compile(opt, **kw)",
+        "opt = None",  # bound twice
+    ],
+)
+def test_fixed_scale_keras3_unseen_compile_warns(use):
+    source = f"import tensorflow as tf\nopt = {_FIXED.format(128)}\n{use}\n"
+    check(source, source, codes=[w.FIXED_SCALE_NOT_EQUIVALENT])
+
+
+@pytest.mark.parametrize(
+    "initial, after",
+    [("2 ** 124", "float(2 ** 124)"), ("SCALE", "float(SCALE)"), ("1024", "1024"), ("2.0 ** 15", "float(2.0 ** 15)")],
+)
+def test_dynamic_initial_scale_is_made_float_like_tf24(initial, after):
+    """TF 2.4 took float(initial_loss_scale); Keras 3 cannot build its variable from an int beyond int64."""
+    check(
+        "import tensorflow as tf\n"
+        f"o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, tf.mixed_precision.experimental.DynamicLossScale({initial}, 2))\n",
+        f"import tensorflow as tf\no = tf.keras.mixed_precision.LossScaleOptimizer(opt, initial_scale={after}, dynamic_growth_steps=2)\n",
     )

@@ -1,0 +1,79 @@
+"""Stack-neutral plumbing shared by the TF 2.4-era example programs: flags, state readers, JSON out."""
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+import numpy as np  # noqa: E402
+
+
+def parse_args(doc):
+    """Returns the parsed `--json PATH` flag of an example program."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="write the result here (default: stdout)")
+    return parser.parse_args()
+
+
+def current_loss_scale(optimizer):
+    """Returns the optimizer's loss scale as a float on TF 2.4, tf_keras and Keras 3 alike."""
+    for attribute in ("dynamic_scale", "loss_scale", "loss_scale_factor"):
+        value = getattr(optimizer, attribute, None)
+        if value is not None:
+            value = value() if callable(value) else value
+            return float(np.asarray(value))
+    return None
+
+
+def weights_of(variables):
+    """Returns the variables' values as float32 numpy arrays."""
+    return [np.array(v.numpy(), dtype=np.float32) for v in variables]
+
+
+def same_weights(before, after):
+    """Returns whether two weight lists are bit-identical (a skipped step changes nothing)."""
+    return all(np.array_equal(a, b) for a, b in zip(before, after))
+
+
+class Recorder:
+    """Collects the per-step loss scale and skips, then the final state."""
+
+    def __init__(self):
+        self.loss_scales = []
+        self.skipped = []
+        self.steps = 0
+
+    def step_done(self, optimizer, before, after):
+        """Records one optimizer step given the weights before and after it."""
+        if same_weights(before, after):
+            self.skipped.append(self.steps)
+        self.loss_scales.append(current_loss_scale(optimizer))
+        self.steps += 1
+
+    def result(self, optimizer, variables, **extra):
+        """Returns the JSON-ready result of a run."""
+        import tensorflow as tf
+
+        out = {
+            "steps": self.steps,
+            "loss_scale": self.loss_scales,
+            "skipped": self.skipped,
+            "iterations": int(optimizer.iterations.numpy()),
+            "weights": [w.ravel().tolist() for w in weights_of(variables)],
+            "tensorflow": tf.__version__,
+        }
+        out.update(extra)
+        return out
+
+
+def emit(result, path):
+    """Writes `result` as JSON to `path`, or to stdout."""
+    text = json.dumps(result, indent=1, sort_keys=True) + "\n"
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,25 @@
+"""Runs each TF 2.4-era example program on TensorFlow 2.4.0 and writes goldens/<name>.json."""
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = ("custom_loop", "fit", "fixed_scale", "dynamic_loss_scale_object")
+
+
+def main():
+    """Records every program's golden; refuses to run on any TensorFlow but 2.4.0."""
+    import tensorflow as tf
+
+    if tf.__version__ != "2.4.0":
+        sys.exit("record_goldens.py must run on TensorFlow 2.4.0, not %s" % tf.__version__)
+    for name in PROGRAMS:
+        golden = os.path.join(HERE, "goldens", name + ".json")
+        subprocess.run([sys.executable, os.path.join(HERE, name + ".py"), "--json", golden], check=True)
+        print("wrote", os.path.relpath(golden))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
