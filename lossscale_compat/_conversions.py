@@ -6,8 +6,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from lossscale_compat import _flavour, _loss_scale
 
-ACCEPTED = ('"dynamic", a Python int or float, a FixedLossScale, a DynamicLossScale, '
-            "or a dict from `lossscale_compat.serialize`")
+ACCEPTED = ('the string "dynamic" (recommended), an int, a float, a FixedLossScale, or a DynamicLossScale')
 
 
 def loss_scale_to_kwargs(loss_scale: Any) -> Dict[str, Any]:
@@ -22,7 +21,7 @@ def loss_scale_to_kwargs(loss_scale: Any) -> Dict[str, Any]:
         return {"dynamic": True}
     if isinstance(loss_scale, _loss_scale.DynamicLossScale):
         _require_multiplier_2(loss_scale, "When passing a DynamicLossScale to \"loss_scale\", "
-                                          "DynamicLossScale.multiplier must be 2.")
+                                          "DynamicLossScale.multiplier must be 2. Got:")
         # Only the configuration carries over; the object's current value and counter do not.
         kwargs: Dict[str, Any] = {"dynamic": True}
         if loss_scale.initial_loss_scale != 2**15:
@@ -33,17 +32,30 @@ def loss_scale_to_kwargs(loss_scale: Any) -> Dict[str, Any]:
     if isinstance(loss_scale, _loss_scale.LossScale):
         raise TypeError(
             "Passing a LossScale that is not a FixedLossScale or a DynamicLossScale is no longer "
-            f"supported. Got: {loss_scale}. Instead, pass one of {ACCEPTED}.")
-    raise ValueError(f'Invalid value passed to loss_scale. loss_scale must be {ACCEPTED}. '
-                     f"Got: {loss_scale!r}")
+            f"supported. Got: {loss_scale}. Instead, pass {ACCEPTED}.")
+    raise ValueError(f"Invalid value passed to loss_scale. loss_scale must be {ACCEPTED}. Got value: "
+                     f"{loss_scale}. A dict from `lossscale_compat.serialize` works too; numpy scalars "
+                     "must be converted with `float(value)` first.")
 
 
 def _require_multiplier_2(loss_scale: Any, prefix: str) -> None:
     if loss_scale.multiplier != 2:
         raise ValueError(
-            f"{prefix} Got: {loss_scale}. Modern Keras always grows and shrinks the scale by 2; to "
+            f"{prefix} {loss_scale}. Modern Keras always grows and shrinks the scale by 2; to "
             "keep another multiplier, drive a `lossscale_compat.DynamicLossScale` yourself in a "
             "custom training loop.")
+
+
+class NestedLossScaleOptimizerError(TypeError, AttributeError):
+    """Wrapping a LossScaleOptimizer in another: a TypeError now, an AttributeError in TF 2.4."""
+
+
+def check_not_nested(inner_optimizer: Any) -> None:
+    """Refuses a loss-scale optimizer as the inner optimizer, with the error types old and new code catch."""
+    if isinstance(inner_optimizer, _flavour.keras_loss_scale_optimizer()):
+        raise NestedLossScaleOptimizerError(
+            f"LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: {inner_optimizer}. "
+            "Wrap its `inner_optimizer` instead.")
 
 
 def legacy_config_to_kwargs(config: Dict[str, Any]) -> Dict[str, Any]:
@@ -56,7 +68,7 @@ def legacy_config_to_kwargs(config: Dict[str, Any]) -> Dict[str, Any]:
         config.update(dynamic=False, initial_scale=loss_scale._loss_scale_value)
     elif isinstance(loss_scale, _loss_scale.DynamicLossScale):
         _require_multiplier_2(loss_scale, "Cannot deserialize LossScaleOptimizer with a "
-                                          "DynamicLossScale whose multiplier is not 2.")
+                                          "DynamicLossScale whose multiplier is not 2. Got DynamicLossScale:")
         config.update(dynamic=True, initial_scale=loss_scale.initial_loss_scale,
                       dynamic_growth_steps=loss_scale.increment_period)
     else:
@@ -71,8 +83,40 @@ def legacy_config_to_kwargs(config: Dict[str, Any]) -> Dict[str, Any]:
 def optimizer_from_config(config: Dict[str, Any], custom_objects: Any = None) -> Tuple[Any, Dict[str, Any]]:
     """Splits a TF <= 2.3 or TF 2.4 optimizer config into the inner optimizer and keyword arguments."""
     kwargs = legacy_config_to_kwargs(config)
-    inner = _flavour.deserialize_optimizer(kwargs.pop("inner_optimizer"), custom_objects)
-    return inner, kwargs
+    return deserialize_inner_optimizer(kwargs.pop("inner_optimizer"), custom_objects), kwargs
+
+
+def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
+    """Deserializes a TF 2.4 (or modern) inner optimizer config into a current Keras optimizer."""
+    if not isinstance(config, dict):
+        return config
+    config = dict(config, config=without_decay(config.get("config", {})))
+    class_name = config.get("class_name")
+    try:
+        inner = _flavour.deserialize_optimizer(config, custom_objects)
+    except (ValueError, TypeError) as error:
+        if class_name in (custom_objects or {}):
+            raise
+        raise ValueError(f"Unknown optimizer: {class_name}. Please ensure this object is passed to the "
+                         f"`custom_objects` argument, e.g. `custom_objects={{'{class_name}': {class_name}}}`."
+                         ) from error
+    return inner
+
+
+def without_decay(optimizer_config: Dict[str, Any]) -> Dict[str, Any]:
+    """TF 2.4's `decay` as the learning-rate schedule that computes the same rate.
+
+    TF 2.4 used `learning_rate / (1 + decay * iterations)`, which is
+    `InverseTimeDecay(learning_rate, decay_steps=1, decay_rate=decay)`. Keras' current optimizers
+    reject or silently ignore `decay`, so a non-zero one becomes that schedule instead of being lost.
+    """
+    config = dict(optimizer_config)
+    decay = config.pop("decay", 0.0)
+    if decay:
+        config["learning_rate"] = {"class_name": "InverseTimeDecay", "config": {
+            "initial_learning_rate": config.get("learning_rate", 0.01), "decay_steps": 1,
+            "decay_rate": decay, "staircase": False}}
+    return config
 
 
 def replacement_call(kwargs: Dict[str, Any], prefix: str, keras3: bool) -> Optional[str]:

@@ -65,17 +65,28 @@ def tf24_keras_loss_scale_optimizer() -> type:
 
 
 def deserialize_optimizer(config: Any, custom_objects: Any = None) -> Any:
-    """Deserializes an inner optimizer config; on Keras 2, into a new-style optimizer, as TF 2.4 code expects."""
+    """Deserializes an optimizer config into the installed Keras's current (not legacy) optimizers."""
     if not isinstance(config, dict):
         return config
-    if has_keras3_loss_scaling():
-        return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects)
-    return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=False)
+    if not has_keras3_loss_scaling():
+        # Keras 2 picks its legacy OptimizerV2 for configs without this key, as TF 2.4's all are.
+        config = dict(config, config=dict(config.get("config", {}), is_legacy_optimizer=False))
+        return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=False)
+    return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects)
 
 
-def register_keras_serializable(cls: type) -> type:
-    """Registers `cls` with the installed Keras's serialization, under package `lossscale_compat`."""
-    return tf.keras.utils.register_keras_serializable(package="lossscale_compat")(cls)
+def register_keras_serializable(cls: type, name: str) -> type:
+    """Registers `cls` with the installed Keras's serialization as `lossscale_compat>{name}`."""
+    return tf.keras.utils.register_keras_serializable(package="lossscale_compat", name=name)(cls)
+
+
+def register_custom_object(name: str, obj: Any) -> None:
+    """Makes Keras deserialization resolve the bare class name `name` to `obj`, as a custom object."""
+    custom_objects = tf.keras.utils.get_custom_objects()
+    custom_objects[name] = obj
+    if not has_keras3_loss_scaling():
+        # Keras 2's optimizer deserialization lower-cases built-in names before it looks anything up.
+        custom_objects[name.lower()] = obj
 
 
 def learning_rate_variable(optimizer: Any) -> Any:

@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 
 import tensorflow as tf
 
-from lossscale_compat import _conversions, _flavour, _loss_scale, _slots, _strategy
+from lossscale_compat import _conversions, _flavour, _inner_access, _loss_scale, _strategy
 
 _KerasLossScaleOptimizer = _flavour.keras_loss_scale_optimizer()
 
@@ -45,7 +45,7 @@ def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
     return grad * tf.cast(reciprocal, grad.dtype)
 
 
-class KerasLossScaleOptimizer(_slots.SlotAccess, _KerasLossScaleOptimizer):
+class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _KerasLossScaleOptimizer):
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on Keras 3."""
 
     def __init__(self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None,
@@ -54,10 +54,11 @@ class KerasLossScaleOptimizer(_slots.SlotAccess, _KerasLossScaleOptimizer):
             raise TypeError(
                 '"inner_optimizer" must be an instance of `keras.optimizers.Optimizer`, but got: '
                 f"{inner_optimizer}.")
-        if isinstance(inner_optimizer, _KerasLossScaleOptimizer):
-            raise TypeError(
-                "LossScaleOptimizer cannot wrap another LossScaleOptimizer, but got: "
-                f"{inner_optimizer}. Wrap its `inner_optimizer` instead.")
+        _conversions.check_not_nested(inner_optimizer)
+        if getattr(inner_optimizer, "_lossscale_compat_wrapped", False):
+            raise ValueError(
+                '"inner_optimizer" is already wrapped by a LossScaleOptimizer. An optimizer can only be '
+                "wrapped by a single LossScaleOptimizer; create a new inner optimizer for this one.")
         if not isinstance(dynamic, bool):
             raise TypeError(f'"dynamic" argument to LossScaleOptimizer.__init__ must be a bool, but got: '
                             f"{dynamic!r}. To pass a TF 2.4 `loss_scale`, use "
@@ -75,6 +76,7 @@ class KerasLossScaleOptimizer(_slots.SlotAccess, _KerasLossScaleOptimizer):
                                  f"{dynamic_growth_steps}")
         super().__init__(inner_optimizer, initial_scale=initial_scale,
                          dynamic_growth_steps=dynamic_growth_steps, name=name, **kwargs)
+        inner_optimizer._lossscale_compat_wrapped = True
         self._dynamic = dynamic
         self._caller_unscaled = False
         self._set_state(_LossScaleState(initial_scale, dynamic_growth_steps, 2.0) if dynamic else None)
@@ -113,6 +115,14 @@ class KerasLossScaleOptimizer(_slots.SlotAccess, _KerasLossScaleOptimizer):
     @property
     def step_counter(self) -> Optional[tf.Variable]:
         return self.dynamic_counter
+
+    @property
+    def iterations(self) -> Any:
+        return self.inner_optimizer.iterations
+
+    @iterations.setter
+    def iterations(self, value: Any) -> None:
+        self.inner_optimizer.iterations.assign(value)
 
     @property
     def lr(self) -> Any:

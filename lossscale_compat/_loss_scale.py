@@ -52,18 +52,7 @@ class FixedLossScale(LossScale):
 
     def __init__(self, loss_scale_value: Union[int, float]):
         super().__init__()
-        # bool and numpy.float64 pass this check, as they did in TF 2.4.
-        if not isinstance(loss_scale_value, (int, float)):
-            raise ValueError(
-                "loss_scale_value must be a Python int or float, but got "
-                f"{loss_scale_value!r} of type {type(loss_scale_value).__name__}. "
-                "Pass a Python number instead, e.g. `float(value)`."
-            )
-        if loss_scale_value < 1:
-            raise ValueError(
-                f"loss_scale_value must be at least 1, but got {loss_scale_value!r}. A scale "
-                "below 1 shrinks gradients towards underflow; use `FixedLossScale(1)` for no scaling."
-            )
+        check_fixed_loss_scale_value(loss_scale_value)
         self._loss_scale_value = float(loss_scale_value)
         if self._warns_on_construction:
             warn_deprecated(_fixed_replacement(self._loss_scale_value))
@@ -81,6 +70,19 @@ class FixedLossScale(LossScale):
 
     def get_config(self) -> Dict[str, Any]:
         return {"loss_scale_value": self._loss_scale_value}
+
+
+def check_fixed_loss_scale_value(value: Any) -> None:
+    """Raises ValueError, as TF 2.4 did, unless `value` is a Python int or float of at least 1."""
+    # bool and numpy.float64 pass this check, as they did in TF 2.4.
+    if not isinstance(value, (int, float)):
+        raise ValueError(
+            f"loss_scale_value must be a Python int or float, but got {value!r} of type "
+            f"{type(value).__name__}. Pass a Python number instead, e.g. `float(value)`.")
+    if value < 1:
+        raise ValueError(
+            f"loss_scale_value must be at least 1, but got {value!r}. A scale below 1 shrinks "
+            "gradients towards underflow; use `FixedLossScale(1)` for no scaling.")
 
 
 class DynamicLossScale(LossScale):

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from lossscale_compat import _conversions, _flavour
+from lossscale_compat import _conversions, _flavour, _loss_scale
 from lossscale_compat._deprecation import warn_deprecated
 
-KerasLossScaleOptimizer = _flavour.register_keras_serializable(_flavour.tf24_keras_loss_scale_optimizer())
+KerasLossScaleOptimizer = _flavour.tf24_keras_loss_scale_optimizer()
 
 
-@_flavour.register_keras_serializable
 class LossScaleOptimizer(KerasLossScaleOptimizer):
     """TF 2.4's `tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale)`.
 
@@ -30,6 +29,15 @@ class LossScaleOptimizer(KerasLossScaleOptimizer):
     def from_config(cls, config: dict, custom_objects: Any = None) -> "LossScaleOptimizer":
         """Accepts TF <= 2.3 configs (`optimizer`, `loss_scale`) and TF 2.4's four-key configs."""
         inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
+        if not kwargs.get("dynamic", True):  # TF 2.4 rebuilt a FixedLossScale here, with its checks
+            _loss_scale.check_fixed_loss_scale_value(kwargs["initial_scale"])
         restored = cls.__new__(cls)
         KerasLossScaleOptimizer.__init__(restored, inner, **kwargs)
         return restored
+
+
+# Serialized, both classes come back as KerasLossScaleOptimizer, as both came back as TF 2.4's
+# non-experimental class. TF 2.4's own name for the experimental class loads too.
+_flavour.register_keras_serializable(LossScaleOptimizer, name="KerasLossScaleOptimizer")
+_flavour.register_keras_serializable(KerasLossScaleOptimizer, name="KerasLossScaleOptimizer")
+_flavour.register_custom_object("LossScaleOptimizerV1", KerasLossScaleOptimizer)

@@ -41,15 +41,3 @@ def slot_variable(optimizer: Any, variable: Any, slot: str) -> Any:
         raise KeyError(f"{type(optimizer).__name__} has no slot {slot!r} (TF 2.4's name). Its slots are "
                        f"{slot_names(optimizer)}; slots exist once the optimizer is built.")
     return getattr(optimizer, attribute)[_flavour.optimizer_variable_index(optimizer, variable)]
-
-
-class SlotAccess:
-    """Mixin giving a loss-scale optimizer TF 2.4's `get_slot_names` and `get_slot`."""
-
-    def get_slot_names(self) -> List[str]:
-        """TF 2.4's slot names of the inner optimizer, e.g. `['momentum']` for SGD with momentum."""
-        return slot_names(self.inner_optimizer)
-
-    def get_slot(self, var: Any, slot_name: str) -> Any:
-        """The inner optimizer's slot `slot_name` (TF 2.4's name) for `var`."""
-        return slot_variable(self.inner_optimizer, var, slot_name)

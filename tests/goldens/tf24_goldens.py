@@ -101,7 +101,7 @@ def build_our_lso(form, inner_spec, **inner_overrides):
 
 def registered_name(cls):
     """The name under which `lossscale_compat` registers `cls` with Keras serialization."""
-    return "lossscale_compat>" + cls.__name__
+    return tf.keras.utils.get_registered_name(cls)
 
 
 def keras_serialize(optimizer):

@@ -22,21 +22,6 @@ FORMS = CONFIGS["forms"]
 INPUTS = CONFIGS["inputs"]
 MODERN = tf.keras.mixed_precision.LossScaleOptimizer
 
-V1_CLASS_AFTER_DESERIALIZE = pytest.mark.xfail(
-    strict=True,
-    reason="TF 2.4's optimizers.deserialize always returned the non-experimental LossScaleOptimizer, even for "
-           "'LossScaleOptimizerV1' (TF's testSerializationWithBuiltInOptimizer asserts it); ours keeps the "
-           "experimental class because it is registered as 'lossscale_compat>LossScaleOptimizer'")
-FIXED_BELOW_ONE_V1_FROM_CONFIG = pytest.mark.xfail(
-    strict=True,
-    reason="TF 2.4's LossScaleOptimizerV1.from_config rebuilt a FixedLossScale(initial_scale), so a fixed "
-           "scale < 1 raised ValueError('loss_scale_value must be at least 1.'); our "
-           "LossScaleOptimizer.from_config passes the scale straight to KerasLossScaleOptimizer.__init__")
-KERAS2_TF24_INNER_CONFIG = pytest.mark.xfail(
-    not keras3(), strict=True,
-    reason="Keras 2's optimizers.deserialize treats an inner config without 'is_legacy_optimizer' (every TF 2.4 "
-           "config) as a legacy OptimizerV2, which LossScaleOptimizerV3 rejects with TypeError; "
-           "_flavour.deserialize_optimizer passes use_legacy_optimizer=False, which that key overrides")
 ADAM_SECOND_MOMENT = pytest.mark.xfail(
     strict=True,
     reason="the inner Adam's first step differs from TF 2.4.0 (4.500161 vs 4.500158): modern Adam multiplies by "
@@ -47,10 +32,6 @@ UNKNOWN_INNER_TYPE = pytest.mark.xfail(
     reason="TF 2.4 raised ValueError('Unknown optimizer: MySGD'); ours raises TypeError: Keras 3's deserializer "
            "raises TypeError(\"Could not locate class 'MySGD'\"), and on Keras 2 the unresolved inner config reaches "
            "LossScaleOptimizerV3's isinstance check; _flavour.deserialize_optimizer translates neither")
-MULTIPLIER_MESSAGE = pytest.mark.xfail(
-    strict=True,
-    reason="TF 2.4's from_config said 'multiplier is not 2. Got DynamicLossScale: DynamicLossScale(...)'; "
-           "_conversions.legacy_config_to_kwargs says '... not 2. Got: DynamicLossScale(...)'")
 
 
 def describe_check(expected, optimizer, *, pinned_inner_name=False, check_class=True):
@@ -126,12 +107,7 @@ def test_form_constructs_as_tf24(case):
     expect(case["result"], lambda: build_our_lso(case["form"], case["inner"]))
 
 
-def forms_marking(name, mark):
-    """The form cases, with `mark` on the one called `name`."""
-    return [pytest.param(case, marks=[mark] if case["name"] == name else [], id=case["name"]) for case in FORMS]
-
-
-@pytest.mark.parametrize("case", forms_marking("v1_float_below_one", FIXED_BELOW_ONE_V1_FROM_CONFIG))
+@pytest.mark.parametrize("case", FORMS, ids=form_id)
 def test_form_config_round_trips_through_from_config_of_same_class(case):
     """`type(opt).from_config(opt.get_config())` restores what TF 2.4 restored."""
     optimizer = build_our_lso(case["form"], case["inner"])
@@ -139,7 +115,7 @@ def test_form_config_round_trips_through_from_config_of_same_class(case):
            lambda: type(optimizer).from_config(json.loads(json.dumps(optimizer.get_config()))))
 
 
-@pytest.mark.parametrize("case", forms_marking("v2_fixed_below_one", FIXED_BELOW_ONE_V1_FROM_CONFIG))
+@pytest.mark.parametrize("case", FORMS, ids=form_id)
 def test_form_config_round_trips_through_from_config_of_other_class(case):
     """The other form's `from_config` accepts the config, as in TF 2.4."""
     optimizer = build_our_lso(case["form"], case["inner"])
@@ -156,9 +132,7 @@ def test_form_keras_serialization_round_trip_restores_state(case):
     assert isinstance(restored, KerasLossScaleOptimizer)
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(case, marks=V1_CLASS_AFTER_DESERIALIZE) if case["form"]["class"] == "experimental" else case
-    for case in FORMS], ids=form_id)
+@pytest.mark.parametrize("case", FORMS, ids=form_id)
 def test_form_keras_serialization_round_trip_gives_non_experimental_class(case):
     """TF 2.4 deserialized both forms into the non-experimental class."""
     optimizer = build_our_lso(case["form"], case["inner"])
@@ -187,7 +161,7 @@ TARGETS = {
     "deserialize:LossScaleOptimizer":
         lambda c: keras_deserialize({"class_name": registered_name(KerasLossScaleOptimizer), "config": c}),
     "deserialize:LossScaleOptimizerV1":
-        lambda c: keras_deserialize({"class_name": registered_name(LossScaleOptimizer), "config": c}),
+        lambda c: keras_deserialize({"class_name": "LossScaleOptimizerV1", "config": c}),
 }
 
 
@@ -196,14 +170,8 @@ def input_params():
     for case in INPUTS:
         for target, expected in case["targets"].items():
             marks = []
-            if case["name"] == "tf24_fixed_below_one" and target == "LossScaleOptimizerV1.from_config":
-                marks.append(FIXED_BELOW_ONE_V1_FROM_CONFIG)
-            if case["name"] == "tf23_dynamic_multiplier_4":
-                marks.append(MULTIPLIER_MESSAGE)
-            if "error" not in expected:
-                marks.append(KERAS2_TF24_INNER_CONFIG)
-                if case["name"] == "tf24_adam_inner":
-                    marks.append(ADAM_SECOND_MOMENT)
+            if "error" not in expected and case["name"] == "tf24_adam_inner":
+                marks.append(ADAM_SECOND_MOMENT)
             params.append(pytest.param(case, target, marks=marks, id=f"{case['name']}-{target}"))
     return params
 
@@ -224,7 +192,6 @@ def test_config_input_loads_as_tf24(case, target):
 
 @pytest.mark.parametrize("case", [pytest.param(case, id=case["name"]) for case in INPUTS
                                   if "class" in case["targets"]["deserialize:LossScaleOptimizerV1"]])
-@V1_CLASS_AFTER_DESERIALIZE
 def test_config_input_deserialized_by_v1_name_gives_non_experimental_class(case):
     """TF 2.4's deserialize of class name LossScaleOptimizerV1 gave the non-experimental class."""
     expected = case["targets"]["deserialize:LossScaleOptimizerV1"]
@@ -257,7 +224,6 @@ def test_custom_inner_needs_custom_objects():
 
 
 @pytest.mark.parametrize("entry", ["from_config", "keras_deserialize"])
-@KERAS2_TF24_INNER_CONFIG
 def test_custom_inner_loads_with_custom_objects(entry):
     """With `custom_objects` the custom inner optimizer comes back with TF 2.4's settings."""
     custom_objects = {"MySGD": MySGD}

@@ -73,32 +73,13 @@ def check_error(expected, raised):
         assert tf24 in message
 
 
-LSO_IN_LSO = pytest.mark.xfail(
-    strict=True,
-    reason="TF 2.4 raised AttributeError (reading OptimizerV2._hyper of the wrapped LSO); ours raises TypeError "
-           "('cannot wrap another LossScaleOptimizer'), so `except AttributeError` no longer catches it")
-WRAP_TWICE = pytest.mark.xfail(
-    keras3(), strict=True,
-    reason="TF 2.4 refused to wrap one inner optimizer in a second LSO (ValueError); Keras 3 and our Keras 3 "
-           "adapter accept it silently, so two LSOs then share the inner optimizer's state")
 
-INVALID_VALUE_MESSAGE = pytest.mark.xfail(
-    strict=True,
-    reason="_conversions.loss_scale_to_kwargs rewords TF 2.4's ValueError: it says 'loss_scale must be \"dynamic\", "
-           "a Python int or float, ...' and 'Got: <repr>' where TF 2.4 said 'loss_scale must be the string "
-           "\"dynamic\" (recommended), an int, a float, a FixedLossScale, or a DynamicLossScale. Got value: <str>'")
 
 
 def constructor_params():
     params = []
     for case in CONSTRUCTORS:
         marks = []
-        if case["name"] in ("v2_lso_in_lso", "v2_v1_in_lso", "v1_lso_in_lso"):
-            marks.append(LSO_IN_LSO)
-        if case["name"].startswith("v2_wrap_same_inner_twice"):
-            marks.append(WRAP_TWICE)
-        if case["result"].get("error", {}).get("message", "").startswith("Invalid value passed to loss_scale"):
-            marks.append(INVALID_VALUE_MESSAGE)
         params.append(pytest.param(case, marks=marks, id=case["name"]))
     return params
 

@@ -147,14 +147,8 @@ def test_32_defaults():
             "loss_scale": float(opt.loss_scale)} == golden("32")
 
 
-CLIPPING_NOT_DELEGATED = pytest.mark.xfail(
-    strict=True,
-    reason="TF 2.4 delegated clipnorm/global_clipnorm/clipvalue reads and writes to the inner optimizer; on "
-           "Keras 3 our LSO reads its own base-class attribute (None) and a write does not reach the inner "
-           "optimizer; on Keras 2 the attributes do not exist on the LSO (AttributeError)")
 
 
-@CLIPPING_NOT_DELEGATED
 @pytest.mark.parametrize("attr", ["clipnorm", "global_clipnorm", "clipvalue"])
 def test_33_36_clipping_applies_to_unscaled_gradients_and_is_delegated(attr):
     """Clipping reads/writes go to the inner optimizer and clip unscaled gradients; inf still skips."""
@@ -280,13 +274,8 @@ def test_45_weights_are_the_inner_optimizers():
     assert [floats(w) for w in momentum.get_weights()] == expected["momentum_weights"]
 
 
-HYPER_NOT_DELEGATED = pytest.mark.xfail(
-    strict=True,
-    reason="TF 2.4's LSO delegated hyperparameters (beta_1, ...) to the inner optimizer for reads and writes, "
-           "and `lr` was the inner's learning-rate variable itself; ours has no hyperparameter delegation")
 
 
-@HYPER_NOT_DELEGATED
 def test_46_48_hyperparameter_reads_and_writes_reach_the_inner_optimizer():
     """beta_1 and lr read and write through to the inner optimizer's own variables."""
     inner = Adam(learning_rate=1.0, beta_1=0.5, beta_2=0.9)
@@ -306,8 +295,6 @@ def test_46_48_hyperparameter_reads_and_writes_reach_the_inner_optimizer():
         expected["assign_loss_scale_with_inner_hyper"]["error"]["type"]
 
 
-@pytest.mark.xfail(strict=True, reason="TF 2.4's LSO.__dir__ added the inner optimizer's hyperparameter "
-                                       "names (e.g. 'momentum'); dir() of ours does not list them")
 def test_49_50_non_hyper_attributes_are_not_delegated_and_dir():
     """nesterov is not delegated (read fails, write stays on the LSO); dir() lists hypers, not nesterov."""
     inner = SGD(nesterov=False)
@@ -358,9 +345,6 @@ def test_54_55_experimental_form_takes_settings_not_state_of_loss_scale_objects(
     assert out == golden("54-55")
 
 
-@pytest.mark.xfail(strict=True, reason="tf.train.Checkpoint(var=var, optimizer=ours).write() raises NotImplementedError "
-                                       "'A slot variable was re-used as a dependency of a Trackable object' once the "
-                                       "inner optimizer has momentum slots (also with a plain SGD), on every stack")
 def test_58_62_checkpoint_round_trip_restores_scale_counter_slots_and_inner_state(tmp_path):
     """Save after one step, step again, restore: TF 2.4's state, and the next step matches."""
     class MySGD(SGD):
@@ -390,8 +374,6 @@ def test_58_62_checkpoint_round_trip_restores_scale_counter_slots_and_inner_stat
             "loss_scale": float(opt.loss_scale)} == expected["one_more_step"]
 
 
-@pytest.mark.xfail(strict=True, reason="TF 2.4's message said 'multiplier is not 2. Got DynamicLossScale: ...'; "
-                                       "_conversions.legacy_config_to_kwargs says '... not 2. Got: ...'")
 @pytest.mark.parametrize("cls", [LSO, LSOV1], ids=["LossScaleOptimizer", "LossScaleOptimizerV1"])
 def test_65_tf23_config_with_multiplier_4_is_refused(cls):
     """A TF 2.3 config whose DynamicLossScale multiplier is 4 raises TF 2.4's ValueError."""
@@ -423,9 +405,6 @@ def test_66_serialization_round_trip_with_built_in_optimizer(label):
         expected["after_one_minimize"]
 
 
-@pytest.mark.xfail(strict=True, reason="TF 2.4 deserialized a serialized LossScaleOptimizerV1 into the "
-                                       "non-experimental class; ours is registered under its own name and comes "
-                                       "back as the experimental class")
 def test_66_deserializing_the_experimental_form_gives_the_non_experimental_class():
     """`type(deserialize(serialize(V1(...)))) is LossScaleOptimizer`, as TF 2.4 asserted."""
     restored = keras_deserialize(keras_serialize(LSOV1(SGD(2.0, momentum=0.5), DynamicLossScale(2, 3))))
@@ -461,15 +440,16 @@ def test_71_72_docstring_minimize_then_manual_loop():
     assert out == golden("71-72")
 
 
-@HYPER_NOT_DELEGATED
 def test_73_hyperparameter_doctest():
     """beta_1 reads/writes go to the inner Adam; epsilon (not a hyperparameter) is not delegated."""
     inner = Adam(beta_1=0.8, epsilon=1e-5)
     opt = LSO(inner)
     expected = golden("73")
-    assert floats(opt.beta_1) == expected["beta_1"]
+    # TF 2.4 read back its float32 hyperparameter variable; today's optimizers keep the Python float and
+    # cast it to float32 when they use it, so the number the update uses is compared.
+    assert np.float32(opt.beta_1) == np.float32(expected["beta_1"])
     opt.beta_1 = 0.6
-    assert floats(inner.beta_1) == expected["inner_beta_1_after_write"]
+    assert np.float32(inner.beta_1) == np.float32(expected["inner_beta_1_after_write"])
     assert attempt(lambda: opt.epsilon)["error"]["type"] == expected["read_epsilon"]["error"]["type"]
     opt.epsilon = 1e-3
     assert inner.epsilon == expected["inner_epsilon_after_write"]

@@ -1,0 +1,90 @@
+"""TF 2.4's pass-through from a loss-scale optimizer to its inner optimizer: hyperparameters, clipping, slots."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+from lossscale_compat import _slots
+
+# TF 2.4's hyperparameters (OptimizerV2._hyper) per optimizer. Reads and writes of these names on the
+# loss-scale optimizer went to the inner optimizer; any other attribute stayed on the wrapper.
+HYPERPARAMETERS: Dict[str, Tuple[str, ...]] = {
+    "SGD": ("learning_rate", "decay", "momentum"),
+    "Adam": ("learning_rate", "decay", "beta_1", "beta_2"),
+    "Adamax": ("learning_rate", "decay", "beta_1", "beta_2"),
+    "Nadam": ("learning_rate", "decay", "beta_1", "beta_2"),
+    "RMSprop": ("learning_rate", "decay", "rho", "momentum"),
+    "Adagrad": ("learning_rate", "decay"),
+    "Adadelta": ("learning_rate", "decay", "rho"),
+}
+_CLIPPING = ("clipnorm", "global_clipnorm", "clipvalue")
+
+
+def hyperparameter_names(optimizer: Any) -> Tuple[str, ...]:
+    """TF 2.4's hyperparameter names for `optimizer`'s class or its nearest known base class."""
+    for cls in type(optimizer).__mro__:
+        if cls.__name__ in HYPERPARAMETERS:
+            return HYPERPARAMETERS[cls.__name__]
+    return ("learning_rate",)
+
+
+def _inner_of(wrapper: Any) -> Optional[Any]:
+    """The inner optimizer, or None while the wrapper is still being constructed."""
+    state = wrapper.__dict__
+    return state.get("inner_optimizer", state.get("_optimizer"))
+
+
+def _clipping_property(name: str) -> property:
+    def get(self: Any) -> Any:
+        inner = _inner_of(self)
+        return self.__dict__.get("_own_" + name) if inner is None else getattr(inner, name)
+
+    def set(self: Any, value: Any) -> None:
+        inner = _inner_of(self)
+        if inner is None:  # the Keras base class sets these during its own __init__
+            self.__dict__["_own_" + name] = value
+        else:
+            setattr(inner, name, value)
+
+    return property(get, set, doc=f"The inner optimizer's `{name}`.")
+
+
+class InnerOptimizerAccess:
+    """Mixin: TF 2.4's reads and writes through a loss-scale optimizer to its inner optimizer.
+
+    `get_slot_names`/`get_slot` are served by `__getattr__` and kept out of `dir()` on purpose:
+    TensorFlow's checkpoint saver treats any object whose `dir()` lists `get_slot_names` as the owner
+    of slot variables, while today's optimizers already checkpoint their slots as ordinary dependencies.
+    """
+
+    clipnorm = _clipping_property("clipnorm")
+    global_clipnorm = _clipping_property("global_clipnorm")
+    clipvalue = _clipping_property("clipvalue")
+
+    def __getattr__(self, name: str) -> Any:
+        inner = _inner_of(self)
+        if inner is not None:
+            if name == "get_slot_names":
+                return lambda: _slots.slot_names(inner)
+            if name == "get_slot":
+                return lambda var, slot_name: _slots.slot_variable(inner, var, slot_name)
+            if name in hyperparameter_names(inner):
+                return getattr(inner, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        inner = _inner_of(self)
+        if (inner is not None and name in hyperparameter_names(inner) and name not in self.__dict__
+                and not hasattr(type(self), name)):
+            setattr(inner, name, value)
+        else:
+            super().__setattr__(name, value)
+
+    def __dir__(self) -> list:
+        names = set(super().__dir__())
+        inner = _inner_of(self)
+        if inner is not None:
+            names.update(n for n in hyperparameter_names(inner) if hasattr(inner, n))
+            if "learning_rate" in names:
+                names.add("lr")
+        return sorted(names)
