@@ -1,12 +1,14 @@
 """TF 2.4's loss-scaling API on today's TensorFlow.
 
-Names are loaded on first use, so `import lossscale_compat` (and the
-`lossscale-compat migrate` CLI) does not import TensorFlow.
+Names are loaded on first use, so `import lossscale_compat` (and the `lossscale-compat migrate`
+CLI) does not import TensorFlow. If TensorFlow is already imported, the optimizers are loaded at
+once, so Keras can deserialize TF 2.4's `LossScaleOptimizerV1` configs and H5 files by name.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 __version__ = "0.1.0"
@@ -49,3 +51,7 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list:
     return sorted(set(globals()) | set(__all__))
+
+
+if "tensorflow" in sys.modules:
+    importlib.import_module("lossscale_compat._optimizer")

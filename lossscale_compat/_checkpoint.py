@@ -72,7 +72,7 @@ def _model_variables(model: Any, model_key: str, keys: set) -> Dict[str, Any]:
 def _restore_optimizer(optimizer: Any, optimizer_key: str, keys: set, variables_by_prefix: Dict[str, Any],
                        assign: Any) -> None:
     inner = getattr(optimizer, "inner_optimizer", optimizer)
-    if variables_by_prefix and not inner.built:
+    if variables_by_prefix and not _flavour.optimizer_is_built(inner):
         optimizer.build(list(variables_by_prefix.values()))
     simple = {"iter": inner.iterations}
     learning_rate = _flavour.learning_rate_variable(inner)

@@ -104,6 +104,11 @@ def loss_scale_state_variables(optimizer: Any) -> Any:
     return None if scale is None else (scale, counter)
 
 
+def optimizer_is_built(optimizer: Any) -> bool:
+    """Whether a Keras optimizer has created its per-variable state."""
+    return bool(getattr(optimizer, "built", getattr(optimizer, "_built", False)))  # Keras 3, Keras 2
+
+
 def optimizer_variable_index(optimizer: Any, variable: Any) -> int:
     """Position of `variable` in a built optimizer's per-variable slot lists."""
     if hasattr(optimizer, "_get_variable_index"):  # Keras 3

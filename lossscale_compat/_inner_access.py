@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+import numpy as np
+
 from lossscale_compat import _slots
 
 # TF 2.4's hyperparameters (OptimizerV2._hyper) per optimizer. Reads and writes of these names on the
@@ -60,6 +62,29 @@ class InnerOptimizerAccess:
     clipnorm = _clipping_property("clipnorm")
     global_clipnorm = _clipping_property("global_clipnorm")
     clipvalue = _clipping_property("clipvalue")
+
+    @property
+    def weights(self) -> list:
+        """TF 2.4's optimizer weights: the inner optimizer's `iterations`, then its slots."""
+        return _slots.tf24_weights(self.inner_optimizer)
+
+    def get_weights(self) -> list:
+        """The values of `weights`, as numpy arrays."""
+        return [np.asarray(w.numpy()) for w in self.weights]
+
+    def set_weights(self, weights: list) -> None:
+        """Sets `weights` from values in TF 2.4's order, e.g. an H5 file's `optimizer_weights`."""
+        targets = self.weights
+        if len(weights) != len(targets):
+            raise ValueError(
+                f"You called `set_weights(weights)` on optimizer {self.name} with a weight list of length "
+                f"{len(weights)}, but the optimizer was expecting {len(targets)} weights (iterations, then "
+                "each slot for every variable). Build the optimizer on the model's variables first.")
+        for target, value in zip(targets, weights):
+            if tuple(target.shape) != tuple(np.shape(value)):
+                raise ValueError(f"Optimizer weight shape {tuple(target.shape)} is not compatible with "
+                                 f"provided weight shape {tuple(np.shape(value))}.")
+            target.assign(np.asarray(value, dtype=np.dtype(getattr(target.dtype, "name", target.dtype))))
 
     def __getattr__(self, name: str) -> Any:
         inner = _inner_of(self)

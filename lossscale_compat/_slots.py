@@ -41,3 +41,9 @@ def slot_variable(optimizer: Any, variable: Any, slot: str) -> Any:
         raise KeyError(f"{type(optimizer).__name__} has no slot {slot!r} (TF 2.4's name). Its slots are "
                        f"{slot_names(optimizer)}; slots exist once the optimizer is built.")
     return getattr(optimizer, attribute)[_flavour.optimizer_variable_index(optimizer, variable)]
+
+
+def tf24_weights(optimizer: Any) -> List[Any]:
+    """TF 2.4's `optimizer.weights`: `iterations`, then each slot kind for every variable in turn."""
+    return [optimizer.iterations] + [slot for attribute in _attributes(optimizer).values()
+                                     for slot in getattr(optimizer, attribute)]
