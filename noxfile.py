@@ -33,11 +33,22 @@ def example(session: nox.Session) -> None:
     session.run("python", "examples/tf24_custom_loop.py", "--check", env=ENV)
 
 
+@nox.session(python="3.11")
+@nox.parametrize("stack", list(STACKS))
+def bench(session: nox.Session, stack: str) -> None:
+    """Prints our optimizer's step time over the native Keras one's, on one stack."""
+    requirements, env = STACKS[stack]
+    session.install(*requirements)
+    session.install("-e", ".")
+    session.run("python", "bench/optimizer_overhead.py", env={**ENV, **env})
+
+
 @nox.session(python="3.8", name="record-goldens", venv_params=["--clear"])
 def record_goldens(session: nox.Session) -> None:
     """Re-records tests/goldens and examples/goldens from real TF 2.4.0 (CPU)."""
     session.install("pip<24")
     session.install("tensorflow-cpu==2.4.0", "protobuf==3.20.3")
     session.run("python", "tests/goldens/record_tf24.py", env=ENV)
+    session.run("python", "tests/goldens/record_tf24_optimizer.py", env=ENV)
     session.run("python", "examples/tf24_custom_loop.py", "--record", env=ENV)
     session.run("python", "examples/tf24/record_goldens.py", env=ENV)
