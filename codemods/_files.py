@@ -134,6 +134,11 @@ def walk(
         for depth in range(len(parts) + 1):
             base = "/".join(parts[:depth])
             rules.add(base, _read_lines(os.path.join(top, base, ".gitignore")))
+        if start and rules.ignored(start, True):
+            # A directory named explicitly is walked even if it is ignored, as a named file is processed;
+            # only its own and its descendants' .gitignore files apply below it.
+            rules = IgnoreRules()
+            rules.add(start, _read_lines(os.path.join(root, ".gitignore")))
     excluded = IgnoreRules()
     excluded.add("", list(excludes))
     stack: List[Tuple[str, str, IgnoreRules]] = [(root, start, rules)]

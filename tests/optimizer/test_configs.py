@@ -10,7 +10,7 @@ import json
 
 import pytest
 import tensorflow as tf
-from tf24_goldens import (OPTIMIZER_GOLDENS, build_our_lso, common_config_keys, counter_of, float32,
+from tf24_goldens import (OPTIMIZER_GOLDENS, specs, build_our_lso, common_config_keys, counter_of, float32,
                           keras3, keras_deserialize, keras_serialize, normalise_addresses, one_step_after,
                           our_class, registered_name, same_numbers)
 
@@ -281,3 +281,15 @@ def test_public_names_are_the_documented_classes():
     assert lossscale_compat.LossScaleOptimizer is LossScaleOptimizer
     assert issubclass(LossScaleOptimizer, KerasLossScaleOptimizer)
     assert not issubclass(KerasLossScaleOptimizer, LossScaleOptimizer)
+
+
+@pytest.mark.skipif(not hasattr(getattr(tf.compat.v1, "mixed_precision", None), "DynamicLossScale"),
+                    reason="this TensorFlow no longer ships tf.compat.v1.mixed_precision's loss scales")
+@pytest.mark.parametrize("name", ["v1_fixed_loss_scale", "v1_dynamic_loss_scale_2048_500"])
+def test_tensorflows_own_compat_v1_loss_scales_are_accepted(name):
+    """`tf.compat.v1.mixed_precision` objects, which legacy code still makes, give TF 2.4's settings."""
+    case = next(c for c in FORMS if c["name"] == name)
+    compat = tf.compat.v1.mixed_precision
+    loss_scale = getattr(compat, case["form"]["loss_scale"]["py"])(**case["form"]["loss_scale"]["value"])
+    inner = specs.inner_optimizer(case["inner"], tf.keras.optimizers)
+    describe_check(case["result"]["ok"], LossScaleOptimizer(inner, loss_scale))
