@@ -26,6 +26,8 @@ class FileResult:
     error: Optional[str] = None
     line_map: Optional[Callable[[int], int]] = None
     """Maps a line of the old file to the same line in the new one."""
+    new_findings: Optional[List[w.Finding]] = None
+    """`findings` placed in the new file, when `line_map` cannot say where (notebook cells)."""
 
     def needs_person(self) -> bool:
         """Returns whether a warning asks a person to look at this file."""

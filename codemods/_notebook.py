@@ -11,6 +11,7 @@ from codemods import _warnings as w
 
 _MAGIC = re.compile(r"^\s*(%|!|\?)|\?\s*$")
 _MARK = "# lossscale-compat-cell-{}"
+_MARK_RE = re.compile(r"# lossscale-compat-cell-(\d+)$")
 _MAGIC_MARK = "# lossscale-compat-magic"
 
 
@@ -68,6 +69,7 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
     if layout is None:
         return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_LAYOUT)])
     code_cells = []
+    masked_sources: List[str] = []
     parts: List[str] = []
     for index, cell in enumerate(cells):
         if cell.get("cell_type") != "code":
@@ -78,12 +80,15 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
         if masked is None:
             continue
         code_cells.append((index, masked[1], isinstance(source, list)))
+        masked_sources.append(masked[0])
         parts.append(_MARK.format(index) + "\n" + masked[0] + "\n")
     combined = "".join(parts).encode("utf-8")
     result = _engine.migrate_source(combined, target, path)
     if result.status == "error":
-        return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_CELL)])
-    findings = [_cell_finding(f, combined) for f in result.findings]
+        cell = _failing_cell(code_cells, masked_sources)
+        return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_CELL, cell)])
+    old_lines = combined.decode("utf-8").split("\n")
+    findings = [_cell_finding(f, old_lines) for f in result.findings]
     if result.status != "changed":
         return _engine.FileResult(path, "unchanged" if result.status == "unchanged" else result.status, data, data, findings)
     new_text = result.new.decode("utf-8")
@@ -102,15 +107,38 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
     indent, ensure_ascii, newline = layout
     new = _dump(notebook, indent, ensure_ascii, newline).encode("utf-8")
     status = "changed" if new != data else "unchanged"
-    return _engine.FileResult(path, status, data, new, findings, line_map=None)
+    new_lines = new_text.split("\n")
+    head_lines = head.count("\n")
+    after = []
+    for finding in result.findings:
+        moved = w.Finding(result.line_map(finding.line) if result.line_map else finding.line, finding.col, finding.code)
+        placed = _cell_finding(moved, new_lines)
+        if placed.cell is None:  # in the lines added above the first cell, which belong to it
+            placed = w.Finding(moved.line, moved.col, moved.code, code_cells[0][0])
+        elif head_lines and placed.cell == code_cells[0][0]:
+            placed = w.Finding(placed.line + head_lines, placed.col, placed.code, placed.cell)
+        after.append(placed)
+    return _engine.FileResult(path, status, data, new, findings, line_map=None, new_findings=after)
 
 
-def _cell_finding(finding: w.Finding, combined: bytes) -> w.Finding:
-    """Re-numbers a finding's line to count within its code cell (1-based)."""
-    lines = combined.decode("utf-8").split("\n")
-    line = finding.line
+def _cell_finding(finding: w.Finding, lines: List[str]) -> w.Finding:
+    """Re-numbers a finding of the joined cells to a line within its code cell, and names the cell."""
     for number in range(min(finding.line, len(lines)) - 1, -1, -1):
-        if lines[number].startswith("# lossscale-compat-cell-"):
-            line = finding.line - number - 1
-            break
-    return w.Finding(line, finding.col, finding.code)
+        match = _MARK_RE.match(lines[number])
+        if match and number == finding.line - 1:  # on a marker: about the whole notebook
+            return w.Finding(1, finding.col, finding.code)
+        if match:
+            return w.Finding(finding.line - number - 1, finding.col, finding.code, int(match.group(1)))
+    return w.Finding(finding.line, finding.col, finding.code)
+
+
+def _failing_cell(code_cells, masked_sources: List[str]) -> Optional[int]:
+    """Returns the index (in `cells`) of the first code cell that does not parse alone, if any."""
+    import libcst as cst
+
+    for (index, _, _), source in zip(code_cells, masked_sources):
+        try:
+            cst.parse_module(source)
+        except Exception:  # noqa: BLE001 - any parse failure names the cell
+            return index
+    return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 # Sites the codemod leaves alone: a person has to look at them.
 AMBIGUOUS_NAME = "LSC101"
@@ -17,9 +18,12 @@ NAME_CLASH = "LSC111"
 BAD_ARGUMENTS = "LSC112"
 RECEIVER_NOT_PROVEN = "LSC113"
 FIXED_SCALE_NOT_EQUIVALENT = "LSC114"
+DISABLE_VALUE_USED = "LSC115"
+TF1_LOSS_SCALE_OPTIMIZER = "LSC116"
 # Notes on sites the codemod did rewrite.
 GRAPH_REWRITE_NOTE = "LSC108"
 SHIM_NOTE = "LSC109"
+DISABLE_REMOVED_NOTE = "LSC117"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -84,6 +88,17 @@ MESSAGES = {
         "LossScaleOptimizer. Instead, set `loss_scale_factor=<value>` on the inner optimizer and "
         "pass `auto_scale_loss=False` to `compile()`."
     ),
+    DISABLE_VALUE_USED: (
+        "`disable_mixed_precision_graph_rewrite` has nothing left to disable, but this use is not "
+        "a plain call statement (its value or the function itself is used), so it was left alone. "
+        "Instead, delete the use by hand; the call returned None."
+    ),
+    TF1_LOSS_SCALE_OPTIMIZER: (
+        "`MixedPrecisionLossScaleOptimizer` wraps a TF1 `tf.compat.v1.train.Optimizer` and has no "
+        "modern equivalent, so it was left alone. Instead, move to a Keras optimizer wrapped in "
+        "`keras.mixed_precision.LossScaleOptimizer`, or keep this TF1 code on `tf.compat.v1` "
+        "unchanged."
+    ),
     GRAPH_REWRITE_NOTE: (
         "The graph rewrite no longer exists: the optimizer is now wrapped explicitly. Also call "
         "`set_global_policy('mixed_float16')` before building the model to compute in float16."
@@ -91,6 +106,11 @@ MESSAGES = {
     SHIM_NOTE: (
         "This LossScale object has no modern equivalent, so it now uses lossscale_compat's class, "
         "which keeps the TF 2.4 behaviour."
+    ),
+    DISABLE_REMOVED_NOTE: (
+        "The graph rewrite no longer exists, so there is nothing to disable: the call was removed. "
+        "If a `mixed_float16` policy replaced the rewrite, call `set_global_policy('float32')` "
+        "here to compute in float32 again."
     ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
@@ -107,22 +127,27 @@ MESSAGES = {
 }
 
 # Codes that only annotate a rewrite; every other warning means a person has to look.
-NOTE_CODES = frozenset({GRAPH_REWRITE_NOTE, SHIM_NOTE})
+NOTE_CODES = frozenset({GRAPH_REWRITE_NOTE, SHIM_NOTE, DISABLE_REMOVED_NOTE})
 
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
-    """One warning at a 1-based line and 0-based column."""
+    """One warning at a 1-based line and 0-based column (in a notebook, within code cell `cell`)."""
 
     line: int
     col: int
     code: str
+    cell: Optional[int] = None
+    """0-based index into a notebook's `cells`; None in a Python file or for the whole notebook."""
 
     @property
     def message(self) -> str:
         """Returns the constant text of this finding's code."""
         return MESSAGES[self.code]
 
-    def as_dict(self) -> dict:
-        """Returns the report form of this finding (line and col both 1-based)."""
-        return {"line": self.line, "col": self.col + 1, "code": self.code, "message": self.message}
+    def as_dict(self, notebook: bool = False) -> dict:
+        """Returns the report form of this finding (line and col 1-based; `cell` in notebooks)."""
+        out = {"line": self.line, "col": self.col + 1, "code": self.code, "message": self.message}
+        if notebook:
+            out["cell"] = self.cell
+        return out

@@ -47,22 +47,22 @@ class _Result:
     """One file's outcome in the form the CLI reports."""
 
     def __init__(self, path: str, status: str, old: bytes = b"", new: bytes = b"",
-                 findings: Sequence[Tuple[int, int, int, str]] = (), error: Optional[str] = None) -> None:
+                 findings: Sequence[Tuple[w.Finding, w.Finding]] = (), error: Optional[str] = None) -> None:
         self.path = path
         self.status = status
         self.old = old
         self.new = new
-        self.findings = list(findings)  # (old line, new line, col, code)
+        self.findings = list(findings)  # (finding in the old file, the same in the new file)
         self.error = error
+        self.notebook = path.endswith(".ipynb")
 
     def warnings(self, after_write: bool) -> List[dict]:
         return [
-            w.Finding(new_line if after_write else old_line, col, code).as_dict()
-            for old_line, new_line, col, code in self.findings
+            (new if after_write else old).as_dict(notebook=self.notebook) for old, new in self.findings
         ]
 
     def needs_person(self) -> bool:
-        return any(code not in w.NOTE_CODES for _, _, _, code in self.findings)
+        return any(old.code not in w.NOTE_CODES for old, _ in self.findings)
 
 
 def _process(path: str, data: bytes, target: str) -> _Result:
@@ -75,8 +75,11 @@ def _process(path: str, data: bytes, target: str) -> _Result:
         result = migrate(data, target, path)
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return _Result(path, "error", data, data, error=f"internal error: {type(error).__name__}: {error}")
-    mapped = result.line_map or (lambda line: line)
-    findings = [(f.line, mapped(f.line), f.col, f.code) for f in result.findings]
+    if result.new_findings is not None:
+        findings = list(zip(result.findings, result.new_findings))
+    else:
+        mapped = result.line_map or (lambda line: line)
+        findings = [(f, w.Finding(mapped(f.line), f.col, f.code, f.cell)) for f in result.findings]
     return _Result(path, result.status, data, result.new, findings, result.error)
 
 
@@ -293,14 +296,21 @@ def _print(results, mode, out_format, target, stdout, stderr, stdin_mode) -> Non
             elif not stdin_mode:
                 stderr.write(f"migrated: {r.path}\n")
         for warning in r.warnings(after and r.status == "changed"):
+            cell = warning.get("cell")
+            where = f"{r.path}:{warning['line']}:{warning['col']}"
+            if cell is not None:
+                where = f"{r.path}[cell {cell}]:{warning['line']}:{warning['col']}"
             if out_format == "github":
                 level = "notice" if warning["code"] in w.NOTE_CODES else "warning"
-                stderr.write(
-                    f"::{level} file={r.path},line={warning['line']},col={warning['col']},"
-                    f"title={warning['code']}::{warning['message']}\n"
-                )
+                if cell is None:
+                    stderr.write(
+                        f"::{level} file={r.path},line={warning['line']},col={warning['col']},"
+                        f"title={warning['code']}::{warning['message']}\n"
+                    )
+                else:  # a line of the notebook's JSON would point at the wrong place: say it in the text
+                    stderr.write(f"::{level} file={r.path},title={warning['code']}::{where}: {warning['message']}\n")
             else:
-                stderr.write(f"{r.path}:{warning['line']}:{warning['col']}: {warning['code']} {warning['message']}\n")
+                stderr.write(f"{where}: {warning['code']} {warning['message']}\n")
         if r.status == "error":
             if out_format == "github":
                 stderr.write(f"::error file={r.path}::{r.error}\n")

@@ -133,6 +133,14 @@ def _restyle(original: Sequence[cst.Arg], new: List[cst.Arg]) -> List[cst.Arg]:
     trailing = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
     out = [arg.with_changes(comma=separator) for arg in new[:-1]]
     out.append(new[-1].with_changes(comma=trailing))
+    if original and not _has_comment(original[-1].whitespace_after_arg):
+        # The space before the closing paren (a newline, if it sat on its own line) stays last.
+        closing = original[-1].whitespace_after_arg
+        out = [
+            arg.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""))
+            if arg.whitespace_after_arg is closing else arg
+            for arg in out[:-1]
+        ] + [out[-1].with_changes(whitespace_after_arg=closing)]
     return out
 
 
@@ -197,6 +205,9 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         self.findings: List[w.Finding] = []
         self._replace: Dict[cst.CSTNode, object] = {}
         self._drop_statements: Set[cst.CSTNode] = set()
+        self._drop_small: Set[cst.CSTNode] = set()
+        self._as_pass: Set[cst.CSTNode] = set()
+        self._carry: Dict[cst.CSTNode, List[cst.EmptyLine]] = {}
         self._import_actions: Dict[cst.ImportAlias, Optional[Tuple[str, str, Optional[str]]]] = {}
 
     # ------------------------------------------------------------------ analysis
@@ -204,6 +215,9 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         self.findings = []
         self._replace = {}
         self._drop_statements = set()
+        self._drop_small = set()
+        self._as_pass = set()
+        self._carry = {}
         self._import_actions = {}
         self._module = node
         self._suppressed = {
@@ -248,6 +262,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         if self.target == "keras3":
             for call in loops:
                 self._plan_loop(call)
+        self._plan_drops()
         self.findings.sort(key=lambda f: (f.line, f.col, f.code))
         for finding in self.findings:
             self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
@@ -412,6 +427,10 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             return ("rename", _mapping.replacement(row, self.target))
         if row.rule == "loss_scale":
             return ("shim", row.shim)
+        if row.rule == "tf1_optimizer":
+            raise _Unsafe(w.TF1_LOSS_SCALE_OPTIMIZER)
+        if row.rule == "graph_rewrite_disable":
+            return ("drop_call", self._disable_statement(call))
         if call is None:
             if row.rule == "policy":
                 return ("rename", _mapping.replacement(row, self.target))
@@ -439,6 +458,22 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             compiles = self._compiles_receiving(call)
             return ("fixed_factor", (call, opt, scale, row, compiles))
         return ("wrap", (call, opt, scale, new_name, row))
+
+    def _disable_statement(self, call: Optional[cst.Call]) -> cst.Expr:
+        """Returns the expression statement that is exactly `call`, or raises _Unsafe."""
+        if call is None:
+            raise _Unsafe(w.DISABLE_VALUE_USED)
+        statement = self.get_metadata(ParentNodeProvider, call, None)
+        line = self.get_metadata(ParentNodeProvider, statement, None)
+        if not (
+            isinstance(statement, cst.Expr)
+            and statement.value is call
+            and isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        ):
+            raise _Unsafe(w.DISABLE_VALUE_USED)
+        if call.args:
+            raise _Unsafe(w.BAD_ARGUMENTS)
+        return statement
 
     def _compiles_receiving(self, call: cst.Call) -> List[cst.Call]:
         """Returns the visible `compile` calls an optimizer built by `call` reaches, or raises _Unsafe.
@@ -655,6 +690,10 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         if kind == "layer_policy":
             self._replace[self.get_metadata(ParentNodeProvider, site)] = ("layer_policy", payload)
             return
+        if kind == "drop_call":
+            self._drop_small.add(payload)
+            self._warn(site, w.DISABLE_REMOVED_NOTE)
+            return
         if kind == "policy":
             call, name_arg, new_name = payload
             func = self.spell(new_name, site)
@@ -788,6 +827,54 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                 self._replace[node] = cst.Name(source.value)
         self._drop_statements.add(line)
 
+    def _plan_drops(self) -> None:
+        """Turns the statements to remove into whole-line removals, `pass` lines and carried comments.
+
+        A line whose every small statement goes is removed, and its leading lines and trailing
+        comment move to the next kept statement of its block (or the block's footer); a block
+        that would be left empty keeps its first removed line as `pass`.
+        """
+        for _, statement, _ in self._bindings.values():
+            line = self.get_metadata(ParentNodeProvider, statement, None)
+            if (
+                isinstance(statement, cst.ImportFrom)
+                and not isinstance(statement.names, cst.ImportStar)
+                and all(self._import_actions.get(alias, "keep") is None for alias in statement.names)
+                and isinstance(line, cst.SimpleStatementLine)
+                and len(line.body) == 1
+            ):
+                self._drop_statements.add(line)  # leave_ImportFrom removes it; keep its comments
+        lines: Dict[cst.CSTNode, List[cst.CSTNode]] = {}
+        for small in self._drop_small:
+            line = self.get_metadata(ParentNodeProvider, small)
+            lines.setdefault(line, []).append(small)
+        for line, smalls in lines.items():
+            if len(smalls) == len(line.body):
+                self._drop_small.difference_update(smalls)
+                if isinstance(line, cst.SimpleStatementSuite):
+                    self._as_pass.add(line)
+                else:
+                    self._drop_statements.add(line)
+        blocks = {self.get_metadata(ParentNodeProvider, line) for line in self._drop_statements}
+        for block in blocks:
+            body = list(block.body)
+            if isinstance(block, cst.IndentedBlock) and all(st in self._drop_statements for st in body):
+                self._drop_statements.discard(body[0])
+                self._as_pass.add(body[0])
+            carried: List[cst.EmptyLine] = []
+            for statement in body:
+                if statement not in self._drop_statements:
+                    if carried:
+                        self._carry[statement] = carried
+                        carried = []
+                    continue
+                carried = carried + list(statement.leading_lines)
+                comment = statement.trailing_whitespace.comment
+                if comment is not None:
+                    carried.append(cst.EmptyLine(indent=True, comment=comment))
+            if carried:
+                self._carry[block] = carried
+
     def _inside_apply_gradients(self, node: cst.CSTNode, receiver: str) -> bool:
         child, parent = node, self.get_metadata(ParentNodeProvider, node, None)
         while parent is not None and not isinstance(parent, (cst.BaseStatement, cst.Lambda)):
@@ -853,10 +940,35 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             )
         raise AssertionError(plan[0])
 
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
+        if original_node in self._drop_small:
+            return cst.RemovalSentinel.REMOVE
+        return updated_node
+
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if original_node in self._drop_statements:
             return cst.RemovalSentinel.REMOVE
+        return self._leave_small_statements(original_node, updated_node)
+
+    def leave_SimpleStatementSuite(self, original_node, updated_node):
+        return self._leave_small_statements(original_node, updated_node)
+
+    def _leave_small_statements(self, original_node, updated_node):
+        if original_node in self._as_pass:
+            return updated_node.with_changes(body=[cst.Pass()])
+        if any(small in self._drop_small for small in original_node.body) and updated_node.body:
+            last = updated_node.body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+            return updated_node.with_changes(body=[*updated_node.body[:-1], last])
         return updated_node
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        carried = self._carry.get(original_node)
+        if carried and isinstance(result, (cst.Module, cst.IndentedBlock)):
+            return result.with_changes(footer=[*carried, *result.footer])
+        if carried and isinstance(result, cst.BaseStatement):
+            return result.with_changes(leading_lines=[*carried, *result.leading_lines])
+        return result
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
         if isinstance(original_node.names, cst.ImportStar):

@@ -48,6 +48,8 @@ RULES: Tuple[str, ...] = (
     "policy",  # Policy(name, loss_scale=...) -> modern policy; the loss scale moves
     "get_layer_policy",  # get_layer_policy(layer) -> layer.dtype_policy
     "graph_rewrite",  # enable_mixed_precision_graph_rewrite(opt, ...) -> explicit wrap
+    "graph_rewrite_disable",  # disable_mixed_precision_graph_rewrite() statement -> removed
+    "tf1_optimizer",  # TF1 MixedPrecisionLossScaleOptimizer: never rewritten, always a warning
 )
 
 # Keras 3 has no standalone loss-scale objects: a dynamic scale is folded into
@@ -75,6 +77,13 @@ _KERAS_EXPERIMENTAL = (
 _KERAS_POLICY_NAMESPACES = (
     "tensorflow.keras.mixed_precision.experimental",
     "tensorflow.compat.v2.keras.mixed_precision.experimental",
+)
+
+# Where TF 2.4 exported enable_/disable_mixed_precision_graph_rewrite.
+_GRAPH_REWRITE_NAMESPACES = (
+    "tensorflow.train.experimental",
+    "tensorflow.compat.v1.train.experimental",
+    "tensorflow.compat.v1.mixed_precision",
 )
 
 RENAMES: Tuple[Rename, ...] = (
@@ -147,8 +156,35 @@ RENAMES: Tuple[Rename, ...] = (
             ),
             rule="graph_rewrite",
         )
-        for namespace in ("tensorflow.train.experimental", "tensorflow.compat.v1.train.experimental",
-                          "tensorflow.compat.v1.mixed_precision")
+        for namespace in _GRAPH_REWRITE_NAMESPACES
+    ),
+    *(
+        Rename(
+            old=f"{namespace}.disable_mixed_precision_graph_rewrite",
+            keras3=None,
+            tf_keras=None,
+            shim=None,
+            note=(
+                "Nothing to disable any more: a bare call statement is removed; any other use "
+                "needs a person."
+            ),
+            rule="graph_rewrite_disable",
+        )
+        for namespace in _GRAPH_REWRITE_NAMESPACES
+    ),
+    *(
+        Rename(
+            old=f"{namespace}.MixedPrecisionLossScaleOptimizer",
+            keras3=None,
+            tf_keras=None,
+            shim=None,
+            note=(
+                "Wraps a TF1 `tf.compat.v1.train.Optimizer`; no modern equivalent. Move to a Keras "
+                "optimizer wrapped in `LossScaleOptimizer`, or keep the TF1 code on `tf.compat.v1`."
+            ),
+            rule="tf1_optimizer",
+        )
+        for namespace in ("tensorflow.compat.v1.mixed_precision", "tensorflow.compat.v1.train.experimental")
     ),
 )
 

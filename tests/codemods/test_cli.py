@@ -169,3 +169,49 @@ def test_pyproject_table(tree):
 
 def test_bad_option_is_usage_error(tree):
     assert run("--target", "keras2", "legacy.py", cwd=tree).returncode == 2
+
+
+def _notebook_bytes(cells):
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _cell(kind, source):
+    cell = {"cell_type": kind, "metadata": {}, "source": source}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+NOTEBOOK = _notebook_bytes([
+    _cell("code", "import tensorflow as tf\n"),
+    _cell("markdown", "# Training"),
+    _cell("code", "x = 1\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, scale)"),
+])
+
+
+def test_report_gives_notebook_warnings_their_cell(tree):
+    (tree / "nb.ipynb").write_bytes(NOTEBOOK)
+    done = run("--check", "--report", "r.json", "nb.ipynb", "legacy.py", cwd=tree)
+    assert done.returncode == 1
+    report = json.loads((tree / "r.json").read_text())
+    by_path = {entry["path"]: entry for entry in report["files"]}
+    (warning,) = by_path["nb.ipynb"]["warnings"]
+    assert warning == {
+        "cell": 2, "line": 2, "col": 5, "code": w.LOSS_SCALE_NOT_VISIBLE,
+        "message": w.MESSAGES[w.LOSS_SCALE_NOT_VISIBLE],
+    }
+    assert by_path["legacy.py"]["warnings"] == []
+    (tree / "w.py").write_bytes(WARNS)
+    done = run("--check", "--format", "json", "w.py", cwd=tree)
+    assert "cell" not in json.loads(done.stdout)["files"][0]["warnings"][0]
+
+
+def test_text_and_github_formats_name_the_notebook_cell(tree):
+    (tree / "nb.ipynb").write_bytes(NOTEBOOK)
+    done = run("--check", "nb.ipynb", cwd=tree)
+    message = w.MESSAGES[w.LOSS_SCALE_NOT_VISIBLE]
+    assert f"nb.ipynb[cell 2]:2:5: {w.LOSS_SCALE_NOT_VISIBLE} {message}\n".encode() in done.stderr
+    done = run("--check", "--format", "github", "nb.ipynb", cwd=tree)
+    expected = f"::warning file=nb.ipynb,title={w.LOSS_SCALE_NOT_VISIBLE}::nb.ipynb[cell 2]:2:5: {message}\n"
+    assert expected.encode() in done.stderr

@@ -30,3 +30,14 @@ def test_docs_table_is_generated_from_the_mapping():
     with open(DOCS, encoding="utf-8") as handle:
         text = handle.read()
     assert _doctable.render() in text
+
+
+def test_docs_list_every_warning_code_with_its_text():
+    """Should fail when a warning code or its constant text is missing from docs/codemod.md."""
+    from codemods import _warnings as w
+
+    with open(DOCS, encoding="utf-8") as handle:
+        text = handle.read()
+    for code, message in w.MESSAGES.items():
+        kind = "note" if code in w.NOTE_CODES else "needs a person"
+        assert f"| `{code}` | {kind} | {message} |" in text, code

@@ -58,3 +58,68 @@ def test_notebook_warning_lines_count_within_the_cell():
     cells = [_code("import tensorflow as tf\n"), _code("x = 1\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)")]
     result = migrate_notebook(_notebook(cells))
     assert [(f.line, f.code) for f in result.findings] == [(2, w.LOSS_SCALE_NOT_VISIBLE)]
+
+
+def _markdown(source):
+    return {"cell_type": "markdown", "metadata": {}, "source": source}
+
+
+def test_notebook_warnings_name_their_cell():
+    """Should give the index into `cells` (markdown cells count) and the line within that cell."""
+    cells = [
+        _code("import tensorflow as tf\n"),
+        _markdown("tf.keras.mixed_precision.experimental"),
+        _code("%matplotlib inline\nx = 1\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)"),
+        _code("y = 2\n\nz = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, t)"),
+    ]
+    result = migrate_notebook(_notebook(cells))
+    assert result.status == "unchanged"
+    assert [(f.cell, f.line, f.col, f.code) for f in result.findings] == [
+        (2, 3, 4, w.LOSS_SCALE_NOT_VISIBLE),
+        (3, 3, 4, w.LOSS_SCALE_NOT_VISIBLE),
+    ]
+
+
+def test_notebook_warning_lines_after_the_run_follow_the_new_cells():
+    """Should place each warning in the migrated cell, after added imports and removed lines."""
+    cells = [
+        _code("a = mpx.LossScaleOptimizer(o, 'dynamic')\n"
+              "b = mpx.LossScaleOptimizer(o, s)"),
+        _code("from tensorflow.keras.mixed_precision import experimental as mpx\n"
+              "from tensorflow.train.experimental import disable_mixed_precision_graph_rewrite\n"
+              "disable_mixed_precision_graph_rewrite()\n"
+              "c = mpx.LossScaleOptimizer(o, s)"),
+    ]
+    result = migrate_notebook(_notebook(cells))
+    assert result.status == "changed"
+    before = [(f.cell, f.line, f.code) for f in result.findings]
+    assert before == [
+        (0, 2, w.LOSS_SCALE_NOT_VISIBLE), (1, 3, w.DISABLE_REMOVED_NOTE), (1, 4, w.LOSS_SCALE_NOT_VISIBLE),
+    ]
+    new_cells = json.loads(result.new)["cells"]
+    assert new_cells[0]["source"] == "import keras\n\na = keras.mixed_precision.LossScaleOptimizer(o)\nb = mpx.LossScaleOptimizer(o, s)"
+    assert new_cells[1]["source"] == "from tensorflow.keras.mixed_precision import experimental as mpx\nc = mpx.LossScaleOptimizer(o, s)"
+    after = [(f.cell, f.line, f.code) for f in result.new_findings]
+    assert after == [
+        (0, 4, w.LOSS_SCALE_NOT_VISIBLE), (1, 2, w.DISABLE_REMOVED_NOTE), (1, 2, w.LOSS_SCALE_NOT_VISIBLE),
+    ]
+
+
+def test_notebook_unparsable_cell_is_named():
+    cells = [_code("import tensorflow as tf\n"), _markdown("x"), _code("p = tf.keras.mixed_precision.experimental.Policy(\n")]
+    result = migrate_notebook(_notebook(cells))
+    assert result.status == "skipped"
+    assert [(f.cell, f.code) for f in result.findings] == [(2, w.NOTEBOOK_CELL)]
+
+
+def test_notebook_cell_whose_first_line_is_removed_keeps_its_place():
+    """Should migrate, since a removed first line of a cell no longer takes the cell boundary with it."""
+    cells = [
+        _code("import tensorflow as tf\n"),
+        _code("from tensorflow.train.experimental import disable_mixed_precision_graph_rewrite\n"
+              "disable_mixed_precision_graph_rewrite()\nx = 1"),
+    ]
+    result = migrate_notebook(_notebook(cells))
+    assert result.status == "changed"
+    cells[1]["source"] = "x = 1"
+    assert result.new == _notebook(cells)

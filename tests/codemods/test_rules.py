@@ -456,3 +456,247 @@ def test_dynamic_initial_scale_is_made_float_like_tf24(initial, after):
         f"o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, tf.mixed_precision.experimental.DynamicLossScale({initial}, 2))\n",
         f"import tensorflow as tf\no = tf.keras.mixed_precision.LossScaleOptimizer(opt, initial_scale={after}, dynamic_growth_steps=2)\n",
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tf.train.experimental.disable_mixed_precision_graph_rewrite",
+        "tf.compat.v1.train.experimental.disable_mixed_precision_graph_rewrite",
+        "tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite",
+    ],
+)
+def test_disable_graph_rewrite_statement_is_removed_with_note(name):
+    """Should remove the call, since there is no graph rewrite left to disable; comments move down."""
+    check(
+        f"""\
+        import tensorflow as tf
+
+        # back to float32
+        {name}()  # done
+        x = 1
+        """,
+        """\
+        import tensorflow as tf
+
+        # back to float32
+        # done
+        x = 1
+        """,
+        codes=[w.DISABLE_REMOVED_NOTE],
+    )
+
+
+_DISABLE = "tf.train.experimental.disable_mixed_precision_graph_rewrite"
+
+
+def test_disable_graph_rewrite_keeps_blocks_valid():
+    """Should leave `pass` where a block would be empty, and keep the rest of a `;` line."""
+    check(
+        f"""\
+        import tensorflow as tf
+        def f():
+            {_DISABLE}()
+        if a: {_DISABLE}()
+        x = 1; {_DISABLE}()
+        def g():
+            y = 2
+            {_DISABLE}()
+            # end of g
+        """,
+        """\
+        import tensorflow as tf
+        def f():
+            pass
+        if a: pass
+        x = 1
+        def g():
+            y = 2
+            # end of g
+        """,
+        codes=[w.DISABLE_REMOVED_NOTE] * 4,
+    )
+
+
+def test_disable_graph_rewrite_from_import_is_removed():
+    check(
+        """\
+        import os
+        # graph rewrite off
+        from tensorflow.compat.v1.mixed_precision import disable_mixed_precision_graph_rewrite
+        disable_mixed_precision_graph_rewrite()
+        print(os.sep)
+        """,
+        """\
+        import os
+        # graph rewrite off
+        print(os.sep)
+        """,
+        codes=[w.DISABLE_REMOVED_NOTE],
+    )
+
+
+@pytest.mark.parametrize(
+    "use, code",
+    [
+        (f"z = {_DISABLE}()", w.DISABLE_VALUE_USED),
+        (f"print({_DISABLE}())", w.DISABLE_VALUE_USED),
+        (f"f = {_DISABLE}", w.DISABLE_VALUE_USED),
+        (f"callbacks.append({_DISABLE})", w.DISABLE_VALUE_USED),
+        (f"{_DISABLE}(opt)", w.BAD_ARGUMENTS),  # not the TF 2.4 signature; `opt` might have effects
+    ],
+)
+def test_disable_graph_rewrite_other_uses_warn(use, code):
+    source = f"import tensorflow as tf\n{use}\n"
+    check(source, source, codes=[code])
+
+
+def test_disable_graph_rewrite_value_used_keeps_from_import():
+    source = """\
+        from tensorflow.train.experimental import disable_mixed_precision_graph_rewrite
+        done = disable_mixed_precision_graph_rewrite()
+        """
+    check(source, source, codes=[w.DISABLE_VALUE_USED])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import tensorflow as tf\n"
+        "o = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
+        "import tensorflow as tf\n"
+        "o = tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer(opt, tf.train.experimental.FixedLossScale(8))\n",
+        "import tensorflow.compat.v1 as tf\n"
+        "o = tf.train.experimental.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
+        "from tensorflow.compat.v1.mixed_precision import MixedPrecisionLossScaleOptimizer as MP\n"
+        "o = MP(opt, 'dynamic')\n",
+        "import tensorflow as tf\n"
+        "ok = isinstance(o, tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer)\n",
+    ],
+)
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_tf1_mixed_precision_loss_scale_optimizer_is_never_rewritten(source, target):
+    """Should warn and leave it, since it wraps a TF1 optimizer that has no modern equivalent."""
+    check(source, source, target, codes=[w.TF1_LOSS_SCALE_OPTIMIZER])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import tensorflow as tf\n"
+        "float = lambda x: x\n"
+        "o = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+        "opt, tf.mixed_precision.experimental.DynamicLossScale(2 ** 124, 2))\n",
+        "import tensorflow as tf\n"
+        "def f(opt, float):\n"
+        "    return tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+        "opt, tf.mixed_precision.experimental.DynamicLossScale(SCALE))\n",
+    ],
+)
+def test_dynamic_initial_scale_with_float_shadowed_warns(source):
+    """Should warn and leave it, since `float(...)` would call the module's own `float`."""
+    check(source, source, codes=[w.NAME_CLASH])
+
+
+def test_dynamic_literal_initial_scale_ignores_shadowed_float():
+    """Should rewrite, since a small int literal needs no `float(...)`."""
+    check(
+        "import tensorflow as tf\nfloat = 3\n"
+        "o = tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+        "opt, tf.mixed_precision.experimental.DynamicLossScale(1024))\n",
+        "import tensorflow as tf\nfloat = 3\no = tf.keras.mixed_precision.LossScaleOptimizer(opt, initial_scale=1024)\n",
+    )
+
+
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_multiline_call_keeps_closing_paren_on_its_own_line(target):
+    check(
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+            tf.keras.optimizers.SGD(learning_rate=0.05),
+            loss_scale='dynamic'
+        )
+        o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+            opt,
+            tf.mixed_precision.experimental.DynamicLossScale(1024, 100)
+        )
+        p = tf.keras.mixed_precision.experimental.Policy(
+            'mixed_float16', loss_scale='dynamic'
+        )
+        """,
+        f"""\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(
+            tf.keras.optimizers.SGD(learning_rate=0.05)
+        )
+        o = tf.keras.mixed_precision.LossScaleOptimizer(
+            opt,
+            initial_scale=1024,
+            dynamic_growth_steps=100
+        )
+        p = tf.keras.mixed_precision.{'DTypePolicy' if target == 'keras3' else 'Policy'}(
+            'mixed_float16'
+        )
+        """,
+        target,
+    )
+
+
+def test_multiline_compile_keeps_closing_paren_on_its_own_line():
+    check(
+        f"""\
+        import tensorflow as tf
+        opt = {_FIXED.format(128)}
+        model.compile(
+            opt,
+            loss='mse'
+        )
+        """,
+        """\
+        import tensorflow as tf
+        opt = tf.keras.optimizers.SGD(0.1, loss_scale_factor=128)
+        model.compile(
+            opt,
+            loss='mse',
+            auto_scale_loss=False
+        )
+        """,
+    )
+
+
+def test_argument_moved_from_last_place_drops_its_closing_newline():
+    check(
+        """\
+        import tensorflow as tf
+        o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(loss_scale='dynamic', optimizer=opt
+        )
+        """,
+        """\
+        import tensorflow as tf
+        o = tf.keras.mixed_precision.LossScaleOptimizer(opt
+        )
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        "Policy('mixed_float16', loss_scale=128)",
+        "Policy('mixed_float16', loss_scale=tf.mixed_precision.experimental.FixedLossScale(128))",
+        "Policy('mixed_float16', loss_scale={'class_name': 'FixedLossScale', 'config': {'loss_scale_value': 128}})",
+        "Policy('mixed_float16', loss_scale=None)",
+        "Policy('float32', loss_scale=128)",
+    ],
+)
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_policy_with_explicit_non_dynamic_loss_scale_stays_a_warning(policy, target):
+    """Should warn, since which models' compile() the loss scale reached is not provable (docs/codemod.md)."""
+    source = f"""\
+        import tensorflow as tf
+        policy = tf.keras.mixed_precision.experimental.{policy}
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, dtype=policy)])
+        model.compile(tf.keras.optimizers.SGD(0.1), loss='mse')
+        """
+    check(source, source, target, codes=[w.POLICY_LOSS_SCALE])
