@@ -1,5 +1,8 @@
 """Test matrix: the whole suite once per supported TensorFlow/Keras stack, each in its own venv."""
 
+import glob
+import os
+
 import nox
 
 nox.options.sessions = ["tests"]
@@ -43,7 +46,13 @@ def bench(session: nox.Session, stack: str) -> None:
     session.run("python", "bench/optimizer_overhead.py", env={**ENV, **env})
 
 
-@nox.session(python="3.8", name="record-goldens", venv_params=["--clear"])
+def python_38() -> str:
+    """Python 3.8 for TF 2.4.0: pyenv's if it has one (its shim only works when 3.8 is active), else PATH's."""
+    pyenv = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8*/bin/python3.8")))
+    return pyenv[-1] if pyenv else "3.8"
+
+
+@nox.session(python=python_38(), name="record-goldens", venv_backend="venv")
 def record_goldens(session: nox.Session) -> None:
     """Re-records tests/goldens and examples/goldens from real TF 2.4.0 (CPU)."""
     session.install("pip<24")

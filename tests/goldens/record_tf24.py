@@ -36,7 +36,10 @@ F32_MAX = float(np.finfo(np.float32).max)
 
 
 def error_of(exc):
-    return {"error": {"type": type(exc).__name__, "message": str(exc)}}
+    message = str(exc)
+    if message.startswith("in user code:"):  # a traced function's traceback: keep the error, not the paths
+        message = [line.strip() for line in message.splitlines() if line.strip()][-1]
+    return {"error": {"type": type(exc).__name__, "message": message}}
 
 
 def state_of(ls):
