@@ -89,6 +89,12 @@ def register_custom_object(name: str, obj: Any) -> None:
         custom_objects[name.lower()] = obj
 
 
+def wrapped_optimizer(loss_scale_optimizer: Any) -> Any:
+    """A loss-scale optimizer's inner optimizer, or None while it is still being constructed."""
+    state = loss_scale_optimizer.__dict__
+    return state.get("inner_optimizer", state.get("_optimizer"))  # Keras 3, Keras 2
+
+
 def learning_rate_variable(optimizer: Any) -> Any:
     """The variable holding a Keras optimizer's learning rate, or None (e.g. for a schedule)."""
     variable = getattr(optimizer, "_learning_rate", None)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from lossscale_compat import _slots
+from lossscale_compat import _flavour, _slots
 
 # TF 2.4's hyperparameters (OptimizerV2._hyper) per optimizer. Reads and writes of these names on the
 # loss-scale optimizer went to the inner optimizer; any other attribute stayed on the wrapper.
@@ -30,19 +30,13 @@ def hyperparameter_names(optimizer: Any) -> Tuple[str, ...]:
     return ("learning_rate",)
 
 
-def _inner_of(wrapper: Any) -> Optional[Any]:
-    """The inner optimizer, or None while the wrapper is still being constructed."""
-    state = wrapper.__dict__
-    return state.get("inner_optimizer", state.get("_optimizer"))
-
-
 def _clipping_property(name: str) -> property:
     def get(self: Any) -> Any:
-        inner = _inner_of(self)
+        inner = _flavour.wrapped_optimizer(self)
         return self.__dict__.get("_own_" + name) if inner is None else getattr(inner, name)
 
     def set(self: Any, value: Any) -> None:
-        inner = _inner_of(self)
+        inner = _flavour.wrapped_optimizer(self)
         if inner is None:  # the Keras base class sets these during its own __init__
             self.__dict__["_own_" + name] = value
         else:
@@ -87,7 +81,7 @@ class InnerOptimizerAccess:
             target.assign(np.asarray(value, dtype=np.dtype(getattr(target.dtype, "name", target.dtype))))
 
     def __getattr__(self, name: str) -> Any:
-        inner = _inner_of(self)
+        inner = _flavour.wrapped_optimizer(self)
         if inner is not None:
             if name == "get_slot_names":
                 return lambda: _slots.slot_names(inner)
@@ -98,7 +92,7 @@ class InnerOptimizerAccess:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        inner = _inner_of(self)
+        inner = _flavour.wrapped_optimizer(self)
         if (inner is not None and name in hyperparameter_names(inner) and name not in self.__dict__
                 and not hasattr(type(self), name)):
             setattr(inner, name, value)
@@ -107,7 +101,7 @@ class InnerOptimizerAccess:
 
     def __dir__(self) -> list:
         names = set(super().__dir__())
-        inner = _inner_of(self)
+        inner = _flavour.wrapped_optimizer(self)
         if inner is not None:
             names.update(n for n in hyperparameter_names(inner) if hasattr(inner, n))
             if "learning_rate" in names:
