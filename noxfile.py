@@ -18,32 +18,32 @@ STACKS = {
 ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
 
 
+def install_stack(session: nox.Session, stack: str, extras: str = "") -> dict:
+    """Installs one stack and the package into the session; returns the environment to run it with."""
+    requirements, env = STACKS[stack]
+    session.install(*requirements)
+    session.install("-e", f".{extras}")
+    return {**ENV, **env}
+
+
 @nox.session(python="3.11")
 @nox.parametrize("stack", list(STACKS))
 def tests(session: nox.Session, stack: str) -> None:
     """Runs the whole test suite on one stack."""
-    requirements, env = STACKS[stack]
-    session.install(*requirements)
-    session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs, env={**ENV, **env})
+    session.run("pytest", *session.posargs, env=install_stack(session, stack, "[test]"))
 
 
 @nox.session(python="3.11")
 def example(session: nox.Session) -> None:
     """Runs the bundled TF 2.4 example on TF 2.21 through the shim and checks it against TF 2.4.0."""
-    session.install(*STACKS["tf221-keras3"][0])
-    session.install("-e", ".")
-    session.run("python", "examples/tf24_custom_loop.py", "--check", env=ENV)
+    session.run("python", "examples/tf24_custom_loop.py", "--check", env=install_stack(session, "tf221-keras3"))
 
 
 @nox.session(python="3.11")
 @nox.parametrize("stack", list(STACKS))
 def bench(session: nox.Session, stack: str) -> None:
     """Prints our optimizer's step time over the native Keras one's, on one stack."""
-    requirements, env = STACKS[stack]
-    session.install(*requirements)
-    session.install("-e", ".")
-    session.run("python", "bench/optimizer_overhead.py", env={**ENV, **env})
+    session.run("python", "bench/optimizer_overhead.py", env=install_stack(session, stack))
 
 
 def python_38() -> str:
