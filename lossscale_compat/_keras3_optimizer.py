@@ -177,7 +177,9 @@ class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _KerasLossScal
 
     def apply(self, grads: Any, trainable_variables: Any = None) -> None:
         if not self.built:
-            with tf.name_scope(self.name):
+            # Lifted out of any tf.function, as Keras 2 did: slot variables created while a replica
+            # step is traced under MirroredStrategy would otherwise be captured as placeholders.
+            with tf.init_scope(), tf.name_scope(self.name):
                 self.build(trainable_variables)
             self.built = True
         grads = list(grads)

@@ -106,22 +106,8 @@ def distributed_variable(variable):
     return variable if callable(variable.value) else variable.value
 
 
-MIRRORED_MOMENTUM_IN_FUNCTION = pytest.mark.xfail(
-    KERAS3, strict=True,
-    reason="Keras 3 + MirroredStrategy + tf.function + SGD with momentum: the inner optimizer's apply, run per "
-           "replica inside our cross-replica tf.cond, fails with \"You must feed a value for placeholder tensor "
-           "'cond/else/_1/cond/Placeholder' with dtype int32\"; eager works, and plain SGD works in tf.function")
-
-
-def mirrored_params():
-    for case in OPTIMIZER_GOLDENS["mirrored"]:
-        for mode in ("eager", "function"):
-            broken = mode == "function" and case["inner"]["config"].get("momentum")
-            yield pytest.param(case, mode, id=f"{case['name']}-{mode}",
-                               marks=[MIRRORED_MOMENTUM_IN_FUNCTION] if broken else [])
-
-
-@pytest.mark.parametrize("case,mode", list(mirrored_params()))
+@pytest.mark.parametrize("mode", ["eager", "function"])
+@pytest.mark.parametrize("case", OPTIMIZER_GOLDENS["mirrored"], ids=[c["name"] for c in OPTIMIZER_GOLDENS["mirrored"]])
 def test_mirrored_strategy_matches_tf24(case, mode, mirrored):
     """A NaN on one replica skips the step on every replica, as on TF 2.4.0."""
     strategy = mirrored
