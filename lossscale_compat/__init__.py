@@ -23,6 +23,7 @@ _PUBLIC = {
     "LossScaleOptimizer": "lossscale_compat._optimizer",
     "deserialize": "lossscale_compat._loss_scale",
     "get": "lossscale_compat._loss_scale",
+    "load_tf24_h5": "lossscale_compat._h5",
     "restore_tf24_checkpoint": "lossscale_compat._checkpoint",
     "serialize": "lossscale_compat._loss_scale",
 }
@@ -36,6 +37,7 @@ __all__ = (
     "LossScaleOptimizer",
     "deserialize",
     "get",
+    "load_tf24_h5",
     "restore_tf24_checkpoint",
     "serialize",
 )
