@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+import tensorflow as tf
+
 from lossscale_compat import _flavour, _loss_scale
 
 ACCEPTED = ('the string "dynamic" (recommended), an int, a float, a FixedLossScale, or a DynamicLossScale')
@@ -92,14 +94,16 @@ def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
         return config
     config = dict(config, config=without_decay(config.get("config", {})))
     class_name = config.get("class_name")
+    unknown = ValueError(f"Unknown optimizer: {class_name}. Please ensure this object is passed to the "
+                         f"`custom_objects` argument, e.g. `custom_objects={{'{class_name}': {class_name}}}`.")
     try:
         inner = _flavour.deserialize_optimizer(config, custom_objects)
     except (ValueError, TypeError) as error:
         if class_name in (custom_objects or {}):
             raise
-        raise ValueError(f"Unknown optimizer: {class_name}. Please ensure this object is passed to the "
-                         f"`custom_objects` argument, e.g. `custom_objects={{'{class_name}': {class_name}}}`."
-                         ) from error
+        raise unknown from error
+    if not isinstance(inner, tf.keras.optimizers.Optimizer):  # Keras 3 hands back what it could not resolve
+        raise unknown
     return inner
 
 
