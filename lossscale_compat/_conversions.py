@@ -117,9 +117,14 @@ def without_decay(optimizer_config: Dict[str, Any]) -> Dict[str, Any]:
     config = dict(optimizer_config)
     decay = config.pop("decay", 0.0)
     if decay:
-        config["learning_rate"] = {"class_name": "InverseTimeDecay", "config": {
-            "initial_learning_rate": config.get("learning_rate", 0.01), "decay_steps": 1,
-            "decay_rate": decay, "staircase": False}}
+        learning_rate = config.get("learning_rate", 0.01)
+        if isinstance(learning_rate, dict):
+            raise ValueError(
+                f"This TF 2.4 optimizer config has both a learning-rate schedule and decay={decay}, which "
+                "TF 2.4 applied on top of the schedule; no Keras schedule computes that. Set `decay` to 0 "
+                "and write a `LearningRateSchedule` that divides the schedule by (1 + decay * step).")
+        schedule = tf.keras.optimizers.schedules.InverseTimeDecay(learning_rate, decay_steps=1, decay_rate=decay)
+        config["learning_rate"] = tf.keras.optimizers.schedules.serialize(schedule)
     return config
 
 

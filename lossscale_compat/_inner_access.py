@@ -1,10 +1,11 @@
-"""TF 2.4's pass-through from a loss-scale optimizer to its inner optimizer: hyperparameters, clipping, slots."""
+"""TF 2.4's pass-through from a loss-scale optimizer to its inner optimizer, and the OptimizerV2 methods it kept."""
 
 from __future__ import annotations
 
 from typing import Any, Dict, Tuple
 
 import numpy as np
+import tensorflow as tf
 
 from lossscale_compat import _flavour, _slots
 
@@ -45,6 +46,23 @@ def _clipping_property(name: str) -> property:
     return property(get, set, doc=f"The inner optimizer's `{name}`.")
 
 
+class VariableList(list):
+    """Today's `optimizer.variables` list that can also be called, as TF 2.4's `variables()` method was.
+
+    Calling it returns TF 2.4's contents: the inner optimizer's `iterations`, then its slots.
+    """
+
+    def __init__(self, variables: Any = (), tf24_weights: Any = None):
+        super().__init__(variables)
+        self._tf24_weights = tf24_weights
+
+    def __call__(self) -> list:
+        if self._tf24_weights is None:
+            raise TypeError("This copy of `optimizer.variables` is a plain list; call `optimizer.variables()` "
+                            "on the optimizer itself for TF 2.4's variables.")
+        return self._tf24_weights()
+
+
 class InnerOptimizerAccess:
     """Mixin: TF 2.4's reads and writes through a loss-scale optimizer to its inner optimizer.
 
@@ -61,6 +79,14 @@ class InnerOptimizerAccess:
     def weights(self) -> list:
         """TF 2.4's optimizer weights: the inner optimizer's `iterations`, then its slots."""
         return _slots.tf24_weights(self.inner_optimizer)
+
+    @property
+    def variables(self) -> VariableList:
+        """Today's optimizer variables; `variables()` gives TF 2.4's, the same as `weights`."""
+        return VariableList(self._todays_variables(), lambda: self.weights)
+
+    def _todays_variables(self) -> list:
+        return super().variables
 
     def get_weights(self) -> list:
         """The values of `weights`, as numpy arrays."""
@@ -79,6 +105,22 @@ class InnerOptimizerAccess:
                 raise ValueError(f"Optimizer weight shape {tuple(target.shape)} is not compatible with "
                                  f"provided weight shape {tuple(np.shape(value))}.")
             target.assign(np.asarray(value, dtype=np.dtype(getattr(target.dtype, "name", target.dtype))))
+
+    def get_gradients(self, loss: Any, params: Any) -> list:
+        """TF1 graph mode: the gradients of the scaled `loss` with respect to `params`, unscaled."""
+        if tf.executing_eagerly():
+            raise ValueError(
+                "`get_gradients()` works only while building a graph (TF1 graph mode or inside a "
+                "`tf.function`). In eager mode use a `tf.GradientTape`: `get_scaled_loss(loss)`, then "
+                "`tape.gradient`, then `get_unscaled_gradients`.")
+        params = tf.nest.flatten(params)
+        grads = tf.gradients(self.get_scaled_loss(loss), params)
+        for grad, param in zip(grads, params):
+            if grad is None:
+                raise ValueError(
+                    f"Variable {param} has `None` for gradient. Please make sure that all of your ops have a "
+                    "gradient defined (i.e. are differentiable), or leave this variable out of `params`.")
+        return self.get_unscaled_gradients(grads)
 
     def __getattr__(self, name: str) -> Any:
         inner = _flavour.wrapped_optimizer(self)

@@ -1,17 +1,22 @@
 """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer` on Keras 2 (tf_keras, or TF 2.15's keras).
 
-Keras 2 kept TF 2.4's API and algorithm, so this class only adds what it lost: TF <= 2.3 configs
+Keras 2 kept TF 2.4's API and algorithm, so this class only adds what it lost: TF <= 2.3 configs,
 TF 2.4's slot accessors, and its pass-through of hyperparameters and clipping to the inner optimizer.
+It also keeps the loss-scale state in `.keras` and weights files, which Keras 2's own class drops.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import tensorflow as tf
+
 from lossscale_compat import _conversions, _flavour, _inner_access
 
+_Keras2LossScaleOptimizer = _flavour.keras2_loss_scale_optimizer_for_new_optimizers()
 
-class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _flavour.keras2_loss_scale_optimizer_for_new_optimizers()):
+
+class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _Keras2LossScaleOptimizer):
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on Keras 2."""
 
     def __init__(self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None,
@@ -23,3 +28,31 @@ class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _flavour.keras
     def from_config(cls, config: dict, custom_objects: Any = None) -> "KerasLossScaleOptimizer":
         inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
         return cls(inner, **kwargs)
+
+    def apply_gradients(self, grads_and_vars: Any, *args: Any, **kwargs: Any) -> Any:
+        grads_and_vars = list(grads_and_vars)
+        if self.dynamic and grads_and_vars and all(grad is None for grad, _ in grads_and_vars):
+            # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients
+            # provided"; Keras 2 raises first.
+            tf.distribute.get_replica_context().merge_call(lambda _: self._loss_scale.update([]))
+        return super().apply_gradients(grads_and_vars, *args, **kwargs)
+
+    def save_own_variables(self, store: Any) -> None:
+        """Keras 2's layout (the inner optimizer's variables by position), then the counter and the scale."""
+        super().save_own_variables(store)
+        count = len(self.variables)
+        for offset, variable in enumerate(self._state_variables()):
+            store[str(count + offset)] = variable.numpy()
+
+    def load_own_variables(self, store: Any) -> None:
+        """Loads files of this class, and of Keras 2's own class, which hold no loss-scale state."""
+        state, count = self._state_variables(), len(self.variables)
+        if state and len(store.keys()) == count + len(state):
+            for offset, variable in enumerate(state):
+                variable.assign(store[str(count + offset)])
+            store = {str(i): store[str(i)] for i in range(count)}
+        super().load_own_variables(store)
+
+    def _state_variables(self) -> list:
+        scale_and_counter = _flavour.loss_scale_state_variables(self)
+        return [] if scale_and_counter is None else [scale_and_counter[1], scale_and_counter[0]]

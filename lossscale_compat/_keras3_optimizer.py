@@ -35,6 +35,13 @@ class _LossScaleState(_loss_scale.DynamicLossScale):
 
     _warns_on_construction = False
 
+    def _add_weight(self, name: str, initial_value: Any, dtype: tf.DType) -> Any:
+        # Keras 3 variables, like the native class's state: Keras saving and `get_state_tree` need them.
+        variable = tf.keras.Variable(initial_value, dtype=dtype.name, trainable=False, autocast=False,
+                                     aggregation="none", name=name)
+        self._track_trackable(variable, name=name)
+        return variable
+
 
 def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
     if grad is None:
@@ -116,12 +123,23 @@ class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _KerasLossScal
     def step_counter(self) -> Optional[tf.Variable]:
         return self.dynamic_counter
 
+    def _todays_variables(self) -> list:
+        # Keras 3's own order: this optimizer's variables, its loss-scale state, then the inner
+        # optimizer's. `.keras` files store optimizer variables by position, so they move both ways.
+        state = [] if self._state is None else [self._state._num_good_steps, self._state._current_loss_scale]
+        return self._variables + state + self.inner_optimizer.variables
+
     @property
     def iterations(self) -> Any:
         return self.inner_optimizer.iterations
 
     @iterations.setter
     def iterations(self, value: Any) -> None:
+        """TF 2.4 allowed this only before the first step; Keras 3 keeps `iterations` a variable, so it is set."""
+        if self.inner_optimizer.built:
+            raise RuntimeError(
+                "Cannot set `iterations` to a new Variable after the Optimizer weights have been created. "
+                f"To change its value, use `optimizer.iterations.assign({value!r})` instead.")
         self.inner_optimizer.iterations.assign(value)
 
     @property

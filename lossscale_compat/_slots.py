@@ -18,12 +18,26 @@ SLOT_ATTRIBUTES: Dict[Tuple[str, str], str] = {
     ("Adagrad", "accumulator"): "_accumulators",
 }
 
+# TF 2.4 created these slots only while this hyperparameter was non-zero; some of today's optimizers
+# create them regardless (tf_keras's SGD keeps a momentum slot even with `momentum=0`).
+SLOT_HYPERPARAMETERS: Dict[Tuple[str, str], str] = {
+    ("SGD", "momentum"): "momentum",
+    ("RMSprop", "momentum"): "momentum",
+}
+
+
+def _kept(optimizer: Any, name: str, slot: str, attribute: str) -> bool:
+    hyperparameter = SLOT_HYPERPARAMETERS.get((name, slot))
+    if hyperparameter is not None and not getattr(optimizer, hyperparameter, 0):
+        return False
+    return bool(getattr(optimizer, attribute, None))
+
 
 def _attributes(optimizer: Any) -> Dict[str, str]:
     """TF 2.4 slot name -> attribute, for the optimizer's class or the nearest known base class."""
     for cls in type(optimizer).__mro__:
         found = {slot: attr for (name, slot), attr in SLOT_ATTRIBUTES.items()
-                 if name == cls.__name__ and getattr(optimizer, attr, None)}
+                 if name == cls.__name__ and _kept(optimizer, name, slot, attr)}
         if found or any(name == cls.__name__ for name, _ in SLOT_ATTRIBUTES):
             return found
     return {}

@@ -622,6 +622,24 @@ def one_step_after(opt):
             "dynamic_counter": counter_of(opt), "iterations": int(opt.iterations.numpy())}
 
 
+DECAY_CONFIG = {"inner_optimizer": {"class_name": "SGD", "config": {
+    "name": "SGD", "learning_rate": 0.5, "decay": 0.25, "momentum": 0.5, "nesterov": False}},
+    "dynamic": True, "initial_scale": 2.0, "dynamic_growth_steps": 3}
+DECAY_LOSS_FACTORS = [1.0, 1.0, float("nan"), 1.0, 1.0]  # the NaN step is skipped but counts in iterations
+
+
+def record_decay():
+    """A TF 2.4 config whose inner SGD has `decay`: the rate shrinks with iterations, skipped steps included."""
+    opt = LSO.from_config(json.loads(json.dumps(DECAY_CONFIG)))
+    var = tf.Variable(5.0)
+    steps = []
+    for factor in DECAY_LOSS_FACTORS:
+        opt.minimize(lambda: var * factor, [var])
+        steps.append({"var": float(var.numpy()), "loss_scale": float(opt.loss_scale.numpy()),
+                      "iterations": int(opt.iterations.numpy())})
+    return {"config": DECAY_CONFIG, "loss_factors": DECAY_LOSS_FACTORS, "steps": steps}
+
+
 def record_configs():
     out = {"forms": [], "inputs": []}
     for name, form, inner in CONFIG_FORMS:
@@ -653,6 +671,8 @@ def record_configs():
             except Exception as exc:
                 case["targets"][target] = error_of(exc)
         out["inputs"].append(case)
+
+    out["decay"] = record_decay()
 
     # Custom inner optimizer: needs custom_objects.
     class MySGD(optimizers.SGD):
@@ -1097,8 +1117,21 @@ def record_6b():
             with tf.compat.v1.Session() as sess:
                 sess.run(tf.compat.v1.global_variables_initializer())
                 g, upstream = sess.run([grads[0], seen[0]])
-        return {"gradient": float(g), "upstream_grad": float(upstream)}
-    cases.append(item_case(24, "graph mode: fixed 10, get_gradients(identity_probe(var), [var])", i24))
+        out = {"gradient": float(g), "upstream_grad": float(upstream)}
+        with tf.Graph().as_default():
+            var, unused = tf.compat.v1.Variable(5.0), tf.compat.v1.Variable(1.0)
+            dynamic = LSO(optimizers.SGD(2.0), initial_scale=4)
+            grads = dynamic.get_gradients(var * 3.0, [var])
+            out["unused_variable"] = attempt(lambda: dynamic.get_gradients(var * 3.0, [var, unused]))
+            with tf.compat.v1.Session() as sess:
+                sess.run(tf.compat.v1.global_variables_initializer())
+                out["dynamic_4_of_3var"] = floats(sess.run(grads)[0])
+        eager_var = tf.Variable(5.0)
+        out["eager"] = attempt(lambda: LSO(optimizers.SGD(2.0), dynamic=False, initial_scale=10).get_gradients(
+            eager_var * 3.0, [eager_var]))
+        return out
+    cases.append(item_case(24, "graph mode: fixed 10, get_gradients(identity_probe(var), [var]); dynamic 4 of "
+                               "3*var; a variable without gradient; eager mode", i24))
 
     def i41():
         def aggregator(grads_and_vars):

@@ -228,6 +228,37 @@ def test_custom_inner_loads_with_custom_objects(entry):
     describe_check(CUSTOM["with_custom_objects"], restored, pinned_inner_name=True)
 
 
+# --- TF 2.4's `decay` -----------------------------------------------------------------------------------
+
+DECAY = CONFIGS["decay"]
+
+
+@pytest.mark.parametrize("entry", ["from_config", "keras_deserialize"])
+def test_tf24_decay_config_trains_as_on_tf24(entry):
+    """An inner SGD with `decay` loads as its schedule: TF 2.4.0's weights, with the skipped step counted too."""
+    config = json.loads(json.dumps(DECAY["config"]))
+    if entry == "from_config":
+        optimizer = LossScaleOptimizer.from_config(config)
+    else:
+        optimizer = keras_deserialize({"class_name": registered_name(KerasLossScaleOptimizer), "config": config})
+    var = tf.Variable(5.0)
+    steps = []
+    for factor in DECAY["loss_factors"]:
+        optimizer.minimize(lambda: var * factor, [var])
+        steps.append({"var": float32(float(var.numpy())), "loss_scale": float(optimizer.loss_scale),
+                      "iterations": int(optimizer.iterations.numpy())})
+    assert steps == [dict(step, var=float32(step["var"])) for step in DECAY["steps"]]
+
+
+def test_tf24_decay_on_a_schedule_is_refused():
+    """TF 2.4 divided a schedule by (1 + decay * step); no Keras schedule does, so loading says what to do."""
+    config = json.loads(json.dumps(DECAY["config"]))
+    config["inner_optimizer"]["config"]["learning_rate"] = {"class_name": "ExponentialDecay", "config": {
+        "initial_learning_rate": 0.5, "decay_steps": 10, "decay_rate": 0.9, "staircase": False}}
+    with pytest.raises(ValueError, match="write a `LearningRateSchedule`"):
+        LossScaleOptimizer.from_config(config)
+
+
 # --- docstring equalities and class relationships ------------------------------------------------------
 
 EQUALITIES = CONFIGS["docstring_equalities"]

@@ -1,0 +1,126 @@
+"""Config equivalence: whether an old and a new loss-scale optimizer construction are the same.
+
+Each side is loaded onto this stack first (TF <= 2.3 and TF 2.4 configs as `from_config` loads them),
+then reduced to what decides training: the kind of loss scaling, its initial scale and growth steps,
+the inner optimizer's class, and its config. Names are left out (Keras 3 makes them unique), a plain
+Keras 3 optimizer's `loss_scale_factor` counts as a fixed scale (the modern form of TF 2.4's fixed
+scale), and floats are compared as the float32 numbers training uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+from lossscale_compat import _conversions, _flavour
+
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "absent"
+
+
+class _Float32(float):
+    """A float compared, and shown, as the float32 number training uses."""
+
+    def __repr__(self) -> str:
+        return str(np.float32(self))
+
+
+_ABSENT = _Absent()
+_TF24_DEFAULT_SCALE, _TF24_DEFAULT_GROWTH_STEPS = 2.0**15, 2000
+
+
+def config_differences(old: Any, new: Any, custom_objects: Any = None) -> List[str]:
+    """What differs between two optimizer constructions once loaded on this stack; empty if equivalent.
+
+    `old` and `new` are each an optimizer (a loss-scale one of any flavour, ours included, or a plain
+    Keras optimizer), a serialized optimizer, or a loss-scale optimizer's config (TF <= 2.3, TF 2.4 or
+    Keras 3 form).
+    """
+    old_summary, new_summary = _summary(old, custom_objects), _summary(new, custom_objects)
+    return [f"{key}: {old_summary.get(key, _ABSENT)!r} (old) != {new_summary.get(key, _ABSENT)!r} (new)"
+            for key in sorted(set(old_summary) | set(new_summary))
+            if old_summary.get(key, _ABSENT) != new_summary.get(key, _ABSENT)]
+
+
+def assert_equivalent(old: Any, new: Any, custom_objects: Any = None) -> None:
+    """Raises AssertionError naming every difference between two optimizer constructions."""
+    differences = config_differences(old, new, custom_objects)
+    if differences:
+        raise AssertionError("The optimizers are not equivalent:\n  " + "\n  ".join(differences))
+
+
+def _summary(side: Any, custom_objects: Any) -> Dict[str, Any]:
+    scaling, inner = _scaling_and_inner(side, custom_objects)
+    from_factor = scaling.pop("from_factor", False)
+    summary = dict(scaling, inner_optimizer=type(inner).__name__)
+    for key, value in inner.get_config().items():
+        if key == "name" or (key == "loss_scale_factor" and (value is None or from_factor)):
+            continue  # Keras 3 makes names unique; a plain optimizer's factor is its scale, above
+        summary[f"inner_optimizer.{key}"] = _float32(value)
+    return summary
+
+
+def _scaling_and_inner(side: Any, custom_objects: Any) -> Tuple[Dict[str, Any], Any]:
+    if isinstance(side, dict):
+        return _from_config(side, custom_objects)
+    if isinstance(side, _flavour.keras_loss_scale_optimizer()):
+        dynamic = getattr(side, "dynamic", True)  # Keras 3's own class is always dynamic
+        return _scaling(dynamic, side.initial_scale, side.dynamic_growth_steps), side.inner_optimizer
+    if callable(getattr(side, "get_config", None)) and callable(getattr(side, "apply_gradients", None)):
+        return _plain_optimizer(side)
+    raise TypeError(
+        f"Expected an optimizer, a serialized optimizer or a LossScaleOptimizer config, but got: {side!r}. "
+        "Pass the optimizer object, `tf.keras.optimizers.serialize(optimizer)`, or `optimizer.get_config()`.")
+
+
+def _from_config(config: Dict[str, Any], custom_objects: Any) -> Tuple[Dict[str, Any], Any]:
+    body = config.get("config", config) if "class_name" in config else config
+    if "inner_optimizer" not in body and "optimizer" not in body:  # a serialized plain optimizer
+        if "class_name" not in config:
+            raise TypeError(
+                f"Expected a serialized optimizer or a LossScaleOptimizer config, but got: {config!r}. "
+                "A LossScaleOptimizer config has `inner_optimizer` (TF 2.4, Keras 3) or `optimizer` and "
+                "`loss_scale` (TF <= 2.3); a serialized optimizer has `class_name` and `config`.")
+        return _plain_optimizer(_conversions.deserialize_inner_optimizer(config, custom_objects))
+    inner, kwargs = _conversions.optimizer_from_config(body, custom_objects)
+    dynamic = kwargs.get("dynamic", True)
+    initial_scale = kwargs.get("initial_scale")
+    if initial_scale is None:
+        if not dynamic:
+            raise ValueError(f"This LossScaleOptimizer config has `dynamic: False` but no `initial_scale`: "
+                             f"{config!r}. A fixed scale needs `initial_scale`.")
+        initial_scale = _TF24_DEFAULT_SCALE
+    growth_steps = kwargs.get("dynamic_growth_steps")
+    if growth_steps is None:
+        growth_steps = _TF24_DEFAULT_GROWTH_STEPS
+    return _scaling(dynamic, initial_scale, growth_steps), inner
+
+
+def _plain_optimizer(optimizer: Any) -> Tuple[Dict[str, Any], Any]:
+    factor = getattr(optimizer, "loss_scale_factor", None)
+    if factor is None:
+        return {"loss_scaling": "none"}, optimizer
+    return dict(_scaling(False, factor, None), from_factor=True), optimizer
+
+
+def _scaling(dynamic: bool, initial_scale: Any, growth_steps: Any) -> Dict[str, Any]:
+    scaling = {"loss_scaling": "dynamic" if dynamic else "fixed", "initial_scale": _float32(float(initial_scale))}
+    if dynamic:
+        scaling["dynamic_growth_steps"] = int(growth_steps)
+    return scaling
+
+
+def _float32(value: Any) -> Any:
+    """Floats as the float32 number training uses; containers element by element."""
+    if isinstance(value, bool) or not isinstance(value, (float, np.floating, dict, list, tuple)):
+        return value
+    if isinstance(value, dict):
+        return {k: _float32(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_float32(v) for v in value]
+    return _Float32(np.float32(value))

@@ -1,0 +1,130 @@
+"""Config equivalence: TF 2.4.0's own configs against today's constructions, and every difference named."""
+
+import pytest
+import tensorflow as tf
+from tf24_optimizers import KERAS3, OPTIMIZER_GOLDENS, build_optimizer, specs
+
+import lossscale_compat
+from lossscale_compat import _conversions, assert_equivalent, config_differences
+
+CONFIGS = OPTIMIZER_GOLDENS["configs"]
+FORMS = [case for case in CONFIGS["forms"] if "ok" in case["serialize"]]
+SGD = tf.keras.optimizers.SGD
+
+
+def tf24_kwargs(form):
+    """The TF 2.4 non-experimental keyword arguments a golden form stands for."""
+    if form["class"] == "experimental":
+        return _conversions.loss_scale_to_kwargs(specs.value(form["loss_scale"], lossscale_compat.FixedLossScale,
+                                                             lossscale_compat.DynamicLossScale))
+    return form.get("kwargs", {})
+
+
+def modern(inner_spec, kwargs):
+    """The stack's own construction for TF 2.4 `kwargs`: what the migration writes."""
+    inner_config = dict(inner_spec["config"])
+    if not kwargs.get("dynamic", True) and KERAS3:  # Keras 3's fixed scale lives on the optimizer itself
+        return getattr(tf.keras.optimizers, inner_spec["class_name"])(
+            loss_scale_factor=float(kwargs["initial_scale"]), **inner_config)
+    inner = getattr(tf.keras.optimizers, inner_spec["class_name"])(**inner_config)
+    scale = {key: cast(kwargs[key]) for key, cast in (("initial_scale", float), ("dynamic_growth_steps", int))
+             if kwargs.get(key) is not None}
+    if not KERAS3:
+        scale["dynamic"] = kwargs.get("dynamic", True)
+    return tf.keras.mixed_precision.LossScaleOptimizer(inner, **scale)
+
+
+@pytest.mark.parametrize("case", FORMS, ids=[case["name"] for case in FORMS])
+def test_tf24_serialized_config_is_equivalent_to_ours_and_to_the_modern_construction(case):
+    """TF 2.4.0's serialized optimizer, our construction of it, and the stack's own are the same optimizer."""
+    tf24_config = case["serialize"]["ok"]
+    assert config_differences(tf24_config, build_optimizer(case["form"], case["inner"])) == []
+    assert config_differences(tf24_config, modern(case["inner"], tf24_kwargs(case["form"]))) == []
+
+
+@pytest.mark.parametrize("case", CONFIGS["inputs"], ids=[case["name"] for case in CONFIGS["inputs"]])
+def test_tf23_and_tf24_config_inputs_are_equivalent_to_what_tf24_loaded(case):
+    """A TF <= 2.3 or TF 2.4 config is equivalent to the config TF 2.4.0 produced after loading it."""
+    for target in case["targets"].values():
+        if "config" in target:
+            assert_equivalent(case["config"], target["config"])
+
+
+def test_docstring_equalities_hold_without_pinned_names():
+    """TF 2.4's documented equalities, which plain `get_config() ==` misses on Keras 3 (names are unique)."""
+    assert_equivalent(lossscale_compat.LossScaleOptimizer(SGD(), "dynamic"),
+                      tf.keras.mixed_precision.LossScaleOptimizer(SGD()))
+    assert_equivalent(lossscale_compat.LossScaleOptimizer(SGD(), lossscale_compat.DynamicLossScale(2048, 500)),
+                      tf.keras.mixed_precision.LossScaleOptimizer(SGD(), initial_scale=2048, dynamic_growth_steps=500))
+
+
+@pytest.mark.parametrize("old, new, differences", [
+    pytest.param({"dynamic": False, "initial_scale": 8}, {"dynamic": False, "initial_scale": 16},
+                 ["initial_scale: 8.0 (old) != 16.0 (new)"], id="fixed scale"),
+    pytest.param({"initial_scale": 8, "dynamic_growth_steps": 5}, {"initial_scale": 8},
+                 ["dynamic_growth_steps: 5 (old) != 2000 (new)"], id="growth steps"),
+    pytest.param({}, {"dynamic": False, "initial_scale": 2**15},
+                 ["dynamic_growth_steps: 2000 (old) != absent (new)",
+                  "loss_scaling: 'dynamic' (old) != 'fixed' (new)"], id="dynamic vs fixed"),
+])
+def test_each_loss_scale_difference_is_named(old, new, differences):
+    assert config_differences(lossscale_compat.KerasLossScaleOptimizer(SGD(), **old),
+                              lossscale_compat.KerasLossScaleOptimizer(SGD(), **new)) == differences
+
+
+def test_inner_optimizer_differences_are_named():
+    ours = lossscale_compat.KerasLossScaleOptimizer(SGD(0.1, momentum=0.9))
+    assert config_differences(ours, tf.keras.mixed_precision.LossScaleOptimizer(SGD(0.1, momentum=0.5))) == \
+        ["inner_optimizer.momentum: 0.9 (old) != 0.5 (new)"]
+    assert "inner_optimizer: 'SGD' (old) != 'Adam' (new)" in config_differences(
+        ours, tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam(0.1)))
+
+
+def test_a_plain_optimizer_has_no_loss_scaling():
+    differences = config_differences(lossscale_compat.KerasLossScaleOptimizer(SGD(), initial_scale=4), SGD())
+    assert "loss_scaling: 'dynamic' (old) != 'none' (new)" in differences
+    assert "initial_scale: 4.0 (old) != absent (new)" in differences
+
+
+def test_floats_compare_as_float32():
+    """TF 2.4 configs hold float32 values read back as doubles: 0.01 is saved as 0.009999999776482582."""
+    tf24 = {"class_name": "SGD", "config": {"name": "SGD", "learning_rate": 0.009999999776482582, "decay": 0.0,
+                                            "momentum": 0.0, "nesterov": False}}
+    assert_equivalent(tf24, SGD(0.01))
+    assert config_differences(tf24, SGD(0.0100001)) == ["inner_optimizer.learning_rate: 0.01 (old) != 0.0100001 (new)"]
+
+
+def test_tf24_decay_is_equivalent_to_its_inverse_time_schedule():
+    """TF 2.4's `decay` loads as InverseTimeDecay, so that schedule is the equivalent, not a constant rate."""
+    tf24 = {"class_name": "SGD", "config": {"name": "SGD", "learning_rate": 0.5, "decay": 0.25, "momentum": 0.0,
+                                            "nesterov": False}}
+    schedule = tf.keras.optimizers.schedules.InverseTimeDecay(0.5, decay_steps=1, decay_rate=0.25)
+    assert_equivalent(tf24, SGD(schedule))
+    assert any(d.startswith("inner_optimizer.learning_rate:") for d in config_differences(tf24, SGD(0.5)))
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 3 expresses a fixed scale as the optimizer's loss_scale_factor")
+def test_keras3_fixed_scale_is_loss_scale_factor():
+    old = lossscale_compat.LossScaleOptimizer(SGD(0.1), 128)
+    assert_equivalent(old, SGD(0.1, loss_scale_factor=128))
+    assert config_differences(old, SGD(0.1, loss_scale_factor=64)) == ["initial_scale: 128.0 (old) != 64.0 (new)"]
+
+
+def test_assert_equivalent_lists_every_difference():
+    with pytest.raises(AssertionError) as raised:
+        assert_equivalent(lossscale_compat.KerasLossScaleOptimizer(SGD(0.1), initial_scale=4),
+                          tf.keras.mixed_precision.LossScaleOptimizer(SGD(0.2), initial_scale=8))
+    assert str(raised.value) == ("The optimizers are not equivalent:\n"
+                                 "  initial_scale: 4.0 (old) != 8.0 (new)\n"
+                                 "  inner_optimizer.learning_rate: 0.1 (old) != 0.2 (new)")
+
+
+@pytest.mark.parametrize("bad, error, says", [
+    pytest.param("dynamic", TypeError, "Pass the optimizer object", id="a string"),
+    pytest.param({"learning_rate": 0.1}, TypeError, "has `inner_optimizer`", id="a bare optimizer config"),
+    pytest.param({"inner_optimizer": {"class_name": "SGD", "config": {}}, "dynamic": False}, ValueError,
+                 "needs `initial_scale`", id="fixed without a scale"),
+])
+def test_bad_input_says_what_to_pass(bad, error, says):
+    with pytest.raises(error, match=says):
+        config_differences(bad, SGD())
