@@ -159,8 +159,8 @@ def test_state_tree_round_trips_the_loss_scale():
 KERAS3_LEGACY_H5 = pytest.mark.xfail(
     KERAS3, strict=True,
     reason="Keras 3's own legacy H5 loader cannot compile TF 2.4's saved training config: it fails on the "
-           "metric 'mse' (\"Could not deserialize 'keras.metrics.mse'\") before it reaches the optimizer; "
-           "lossscale_compat.load_tf24_h5 loads it on every stack")
+           "loss 'mse' (\"Could not deserialize 'keras.metrics.mse'\", keras-team/keras#19330) before it reaches "
+           "the optimizer; lossscale_compat.load_tf24_h5 loads it on every stack")
 
 
 def keras_load_model(path):
