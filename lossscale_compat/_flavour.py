@@ -54,6 +54,16 @@ def keras2_loss_scale_optimizer_for_new_optimizers() -> type:
     return getattr(module, "LossScaleOptimizerV3")
 
 
+def is_legacy_keras_optimizer(optimizer: Any) -> bool:
+    """Whether `optimizer` is a Keras 2 `tf.keras.optimizers.legacy` optimizer (TF 2.4's OptimizerV2)."""
+    legacy = getattr(tf.keras.optimizers, "legacy", None)
+    try:
+        base = legacy.Optimizer
+    except (AttributeError, ImportError):  # Keras 3 raises ImportError for `optimizers.legacy.*`
+        return False
+    return isinstance(optimizer, base)
+
+
 @functools.lru_cache(maxsize=None)
 def tf24_keras_loss_scale_optimizer() -> type:
     """TF 2.4's Keras `LossScaleOptimizer` surface, built on the installed Keras's modern class."""

@@ -22,6 +22,14 @@ class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _Keras2LossSca
     def __init__(self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None,
                  dynamic_growth_steps: Any = None):
         _conversions.check_not_nested(inner_optimizer)
+        if _flavour.is_legacy_keras_optimizer(inner_optimizer):
+            kwargs = {"dynamic": dynamic, "initial_scale": initial_scale, "dynamic_growth_steps": dynamic_growth_steps}
+            call = _conversions.replacement_call({k: v for k, v in kwargs.items() if v is not None},
+                                                 _flavour.keras_public_prefix(), keras3=False)
+            raise TypeError(
+                f"lossscale_compat's loss-scale optimizers wrap `tf.keras.optimizers` optimizers, but got the legacy "
+                f"optimizer {inner_optimizer}. Keras 2's own class is TF 2.4's for legacy optimizers: use {call}, "
+                f"or pass `tf.keras.optimizers.{type(inner_optimizer).__name__}` instead.")
         super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
 
     @classmethod

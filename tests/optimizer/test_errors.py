@@ -179,3 +179,24 @@ def test_tpu_strategy_is_refused_with_bfloat16_advice(form, monkeypatch):
     assert str(raised.value).startswith("Loss scaling is not supported with TPUStrategy.")
     assert "bfloat16" in str(raised.value)
 
+
+
+@pytest.mark.skipif(keras3(), reason="`tf.keras.optimizers.legacy` exists on Keras 2 only")
+@pytest.mark.parametrize("form, suggested", [
+    ("v2", "`tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer)`"),
+    ("v1", "`tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer, dynamic=False, initial_scale=128)`"),
+])
+def test_legacy_inner_optimizer_is_refused_with_keras2s_own_call(form, suggested):
+    """A legacy (OptimizerV2) inner optimizer gets a TypeError naming the Keras 2 call that takes it."""
+    legacy = tf.keras.optimizers.legacy.SGD(1.0)
+    with pytest.raises(TypeError) as raised:
+        if form == "v2":
+            KerasLossScaleOptimizer(legacy)
+        else:
+            LossScaleOptimizer(legacy, 128)
+    assert suggested in str(raised.value)
+    assert "or pass `tf.keras.optimizers.SGD` instead" in str(raised.value)
+    native = tf.keras.mixed_precision.LossScaleOptimizer(legacy, dynamic=False, initial_scale=128)
+    var = tf.Variable(1.0)
+    native.minimize(lambda: var * 2.0, [var])
+    assert float(var.numpy()) == -1.0
