@@ -9,7 +9,7 @@ reads each TF 2.4 key and assigns it to the object that holds the same state tod
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import tensorflow as tf
 

@@ -12,10 +12,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
-import tensorflow as tf
 
 from lossscale_compat import _conversions, _flavour
-
 
 
 class _Absent:

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 SCRIPT = pathlib.Path(__file__).with_name("multi_worker_train.py")
 TIMEOUT = 240
