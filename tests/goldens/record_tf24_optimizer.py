@@ -1102,22 +1102,7 @@ def record_6b():
                            "then .assign(9)", i43))
 
     def i24():
-        with tf.Graph().as_default():
-            var = tf.compat.v1.Variable(5.0)
-            opt = LSO(optimizers.SGD(2.0), dynamic=False, initial_scale=10)
-            seen = []
-
-            @tf.custom_gradient
-            def identity(x):
-                def grad(dy):
-                    seen.append(tf.identity(dy))
-                    return dy
-                return tf.identity(x), grad
-            grads = opt.get_gradients(identity(var), [var])
-            with tf.compat.v1.Session() as sess:
-                sess.run(tf.compat.v1.global_variables_initializer())
-                g, upstream = sess.run([grads[0], seen[0]])
-        out = {"gradient": float(g), "upstream_grad": float(upstream)}
+        out = specs.get_gradients_in_graph_mode(tf, LSO, optimizers.SGD)
         with tf.Graph().as_default():
             var, unused = tf.compat.v1.Variable(5.0), tf.compat.v1.Variable(1.0)
             dynamic = LSO(optimizers.SGD(2.0), initial_scale=4)

@@ -113,3 +113,23 @@ def lso(form, inner, experimental_cls, cls, fixed_cls=None, dynamic_cls=None):
     if form["class"] == "LossScaleOptimizer":
         return cls(inner, **form.get("kwargs", {}))
     raise ValueError("Unknown LSO form: %r" % (form,))
+
+
+def get_gradients_in_graph_mode(tf, lso_class, sgd_class):
+    """TF 2.4's test item 24: TF1 graph-mode `get_gradients` at a fixed scale of 10, and the upstream gradient."""
+    with tf.Graph().as_default():
+        var = tf.compat.v1.Variable(5.0)
+        opt = lso_class(sgd_class(2.0), dynamic=False, initial_scale=10)
+        seen = []
+
+        @tf.custom_gradient
+        def identity(x):
+            def grad(dy):
+                seen.append(tf.identity(dy))
+                return dy
+            return tf.identity(x), grad
+        grads = opt.get_gradients(identity(var), [var])
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            gradient, upstream = sess.run([grads[0], seen[0]])
+    return {"gradient": float(gradient), "upstream_grad": float(upstream)}
