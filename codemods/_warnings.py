@@ -24,6 +24,7 @@ TF1_LOSS_SCALE_OPTIMIZER = "LSC116"
 GRAPH_REWRITE_NOTE = "LSC108"
 SHIM_NOTE = "LSC109"
 DISABLE_REMOVED_NOTE = "LSC117"
+ITERATIONS_NOTE = "LSC118"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -112,6 +113,12 @@ MESSAGES = {
         "If a `mixed_float16` policy replaced the rewrite, call `set_global_policy('float32')` "
         "here to compute in float32 again."
     ),
+    ITERATIONS_NOTE: (
+        "On Keras 3 a skipped (non-finite) step no longer advances `iterations`, as it did in TF 2.4, and "
+        "this inner optimizer keys its update on `iterations` (Adam-style bias correction, a learning-rate "
+        "schedule, EMA or gradient accumulation), so after the first skipped step it drifts from TF 2.4. "
+        "To keep TF 2.4's numbers, use `lossscale_compat.KerasLossScaleOptimizer` here."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -127,7 +134,7 @@ MESSAGES = {
 }
 
 # Codes that only annotate a rewrite; every other warning means a person has to look.
-NOTE_CODES = frozenset({GRAPH_REWRITE_NOTE, SHIM_NOTE, DISABLE_REMOVED_NOTE})
+NOTE_CODES = frozenset({GRAPH_REWRITE_NOTE, SHIM_NOTE, DISABLE_REMOVED_NOTE, ITERATIONS_NOTE})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,6 +31,10 @@ _KERAS3_OPTIMIZERS = frozenset(
     {"SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Ftrl", "Lion"}
 )
 _OPTIMIZER_MODULES = ("keras.optimizers", "tensorflow.keras.optimizers")
+# Keras 3 optimizers whose update reads `iterations` (bias correction), and the base-optimizer arguments
+# that make any optimizer read it; a learning-rate schedule does too.
+_BIAS_CORRECTED_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "Nadam"})
+_ITERATION_KEYWORDS = frozenset({"use_ema", "ema_overwrite_frequency", "gradient_accumulation_steps"})
 _FLOAT16_POLICY = "mixed_float16"
 
 _LOSS_SCALE_PARAMS = {
@@ -544,6 +548,42 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             return None
         return assignments[0]
 
+    def _reads_iterations(self, inner: _Expr) -> bool:
+        """Whether the inner optimizer visibly keys its update on `iterations` (built inline or by one assignment)."""
+        if isinstance(inner, cst.Name):
+            inner = self._assigned_value(inner)
+        if not isinstance(inner, cst.Call):
+            return False
+        names = self.qualified(inner.func)
+        if len(names) != 1:
+            return False
+        module, _, short = next(iter(names)).rpartition(".")
+        if module not in _OPTIMIZER_MODULES or short not in _KERAS3_OPTIMIZERS:
+            return False
+        if short in _BIAS_CORRECTED_OPTIMIZERS:
+            return True
+        for position, arg in enumerate(inner.args):
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword in _ITERATION_KEYWORDS and not (isinstance(arg.value, cst.Name)
+                                                       and arg.value.value in ("False", "None")):
+                return True
+            if (keyword == "learning_rate" or (keyword is None and position == 0)) and isinstance(arg.value, cst.Call):
+                return True  # a learning-rate schedule
+        return False
+
+    def _assigned_value(self, name: cst.Name) -> Optional[_Expr]:
+        """Returns the value `name` was bound to by its only assignment, a plain `name = value`, else None."""
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        assignments = list(scope.assignments[name.value])
+        target = getattr(assignments[0], "node", None) if len(assignments) == 1 else None
+        assign_target = self.get_metadata(ParentNodeProvider, target, None) if target is not None else None
+        assign = self.get_metadata(ParentNodeProvider, assign_target, None) if assign_target is not None else None
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is target:
+            return assign.value
+        return None
+
     def _is_inline_keras3_optimizer(self, node: _Expr) -> bool:
         if not isinstance(node, cst.Call):
             return False
@@ -714,6 +754,8 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             self._lso_calls.add(call)
             if row.rule == "graph_rewrite":
                 self._warn(site, w.GRAPH_REWRITE_NOTE)
+            if self.target == "keras3" and scale.dynamic and self._reads_iterations(opt.value):
+                self._warn(site, w.ITERATIONS_NOTE)
             return
         if kind == "fixed_factor":
             call, opt, scale, row, compiles = payload

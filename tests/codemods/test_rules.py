@@ -700,3 +700,71 @@ def test_policy_with_explicit_non_dynamic_loss_scale_stays_a_warning(policy, tar
         model.compile(tf.keras.optimizers.SGD(0.1), loss='mse')
         """
     check(source, source, target, codes=[w.POLICY_LOSS_SCALE])
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        "tf.keras.optimizers.Adam(1e-3)",
+        "tf.keras.optimizers.SGD(tf.keras.optimizers.schedules.ExponentialDecay(0.1, 100, 0.9))",
+        "tf.keras.optimizers.SGD(learning_rate=tf.keras.optimizers.schedules.InverseTimeDecay(0.1, 1, 0.5))",
+        "tf.keras.optimizers.RMSprop(0.1, use_ema=True)",
+    ],
+)
+def test_dynamic_wrap_of_an_iteration_keyed_optimizer_gets_the_iterations_note(inner):
+    """Should note on Keras 3 only, since Keras 2 still counts skipped steps in `iterations`."""
+    before = f"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer({inner}, 'dynamic')\n"
+    after = f"import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer({inner})\n"
+    check(before, after, "keras3", codes=[w.ITERATIONS_NOTE])
+    check(before, after, "tf_keras")
+
+
+def test_iterations_note_follows_a_single_assignment():
+    """Should note an Adam built on its own line, and stay quiet when the name is bound twice."""
+    check(
+        """\
+        import tensorflow as tf
+        inner = tf.keras.optimizers.Adam()
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(inner, 'dynamic')
+        """,
+        """\
+        import tensorflow as tf
+        inner = tf.keras.optimizers.Adam()
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(inner)
+        """,
+        codes=[w.ITERATIONS_NOTE],
+    )
+    check(
+        """\
+        import tensorflow as tf
+        inner = tf.keras.optimizers.Adam()
+        inner = tf.keras.optimizers.SGD()
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(inner, 'dynamic')
+        """,
+        """\
+        import tensorflow as tf
+        inner = tf.keras.optimizers.Adam()
+        inner = tf.keras.optimizers.SGD()
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(inner)
+        """,
+    )
+
+
+@pytest.mark.parametrize(
+    "inner",
+    ["tf.keras.optimizers.SGD(0.1, momentum=0.9)", "tf.keras.optimizers.RMSprop(learning_rate=0.1, use_ema=False)"],
+)
+def test_no_iterations_note_for_an_optimizer_that_does_not_read_iterations(inner):
+    check(
+        f"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer({inner}, 'dynamic')\n",
+        f"import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer({inner})\n",
+    )
+
+
+def test_no_iterations_note_for_a_fixed_scale():
+    """Should stay quiet, since a fixed scale never skips a step."""
+    check(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.Adam(), 128)\n",
+        "import tensorflow as tf\nopt = tf.keras.optimizers.Adam(loss_scale_factor=128)\n",
+    )
