@@ -128,3 +128,18 @@ def test_assert_equivalent_lists_every_difference():
 def test_bad_input_says_what_to_pass(bad, error, says):
     with pytest.raises(error, match=says):
         config_differences(bad, SGD())
+
+
+def test_custom_inner_optimizer_loads_through_custom_objects():
+    """A TF 2.4 config with a custom inner class needs `custom_objects`, as `from_config` does."""
+    class MySGD(tf.keras.optimizers.SGD):
+        pass
+
+    serialized = CONFIGS["custom_inner"]["serialized"]
+    with pytest.raises(ValueError, match="Unknown optimizer: MySGD"):
+        config_differences(serialized, SGD())
+    ours = lossscale_compat.KerasLossScaleOptimizer(MySGD(2.0), initial_scale=2, dynamic_growth_steps=3)
+    assert config_differences(serialized, ours, custom_objects={"MySGD": MySGD}) == []
+    assert "inner_optimizer: 'MySGD' (old) != 'SGD' (new)" in config_differences(
+        serialized, lossscale_compat.KerasLossScaleOptimizer(SGD(2.0), initial_scale=2, dynamic_growth_steps=3),
+        custom_objects={"MySGD": MySGD})
