@@ -29,7 +29,6 @@ class _Float32(float):
 
 
 _ABSENT = _Absent()
-_TF24_DEFAULT_SCALE, _TF24_DEFAULT_GROWTH_STEPS = 2.0**15, 2000
 
 
 def config_differences(old: Any, new: Any, custom_objects: Any = None) -> List[str]:
@@ -85,18 +84,9 @@ def _from_config(config: Dict[str, Any], custom_objects: Any) -> Tuple[Dict[str,
                 "A LossScaleOptimizer config has `inner_optimizer` (TF 2.4, Keras 3) or `optimizer` and "
                 "`loss_scale` (TF <= 2.3); a serialized optimizer has `class_name` and `config`.")
         return _plain_optimizer(_conversions.deserialize_inner_optimizer(config, custom_objects))
-    inner, kwargs = _conversions.optimizer_from_config(body, custom_objects)
-    dynamic = kwargs.get("dynamic", True)
-    initial_scale = kwargs.get("initial_scale")
-    if initial_scale is None:
-        if not dynamic:
-            raise ValueError(f"This LossScaleOptimizer config has `dynamic: False` but no `initial_scale`: "
-                             f"{config!r}. A fixed scale needs `initial_scale`.")
-        initial_scale = _TF24_DEFAULT_SCALE
-    growth_steps = kwargs.get("dynamic_growth_steps")
-    if growth_steps is None:
-        growth_steps = _TF24_DEFAULT_GROWTH_STEPS
-    return _scaling(dynamic, initial_scale, growth_steps), inner
+    # Loaded exactly as `from_config` loads it, TF 2.4's defaults and checks included.
+    return _scaling_and_inner(_flavour.tf24_keras_loss_scale_optimizer().from_config(body, custom_objects),
+                              custom_objects)
 
 
 def _plain_optimizer(optimizer: Any) -> Tuple[Dict[str, Any], Any]:

@@ -123,7 +123,7 @@ def test_assert_equivalent_lists_every_difference():
     pytest.param("dynamic", TypeError, "Pass the optimizer object", id="a string"),
     pytest.param({"learning_rate": 0.1}, TypeError, "has `inner_optimizer`", id="a bare optimizer config"),
     pytest.param({"inner_optimizer": {"class_name": "SGD", "config": {}}, "dynamic": False}, ValueError,
-                 "needs `initial_scale`", id="fixed without a scale"),
+                 '"initial_scale" must be specified', id="fixed without a scale"),
 ])
 def test_bad_input_says_what_to_pass(bad, error, says):
     with pytest.raises(error, match=says):
