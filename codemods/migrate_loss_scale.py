@@ -552,13 +552,8 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         """Whether the inner optimizer visibly keys its update on `iterations` (built inline or by one assignment)."""
         if isinstance(inner, cst.Name):
             inner = self._assigned_value(inner)
-        if not isinstance(inner, cst.Call):
-            return False
-        names = self.qualified(inner.func)
-        if len(names) != 1:
-            return False
-        module, _, short = next(iter(names)).rpartition(".")
-        if module not in _OPTIMIZER_MODULES or short not in _KERAS3_OPTIMIZERS:
+        short = self._keras3_optimizer_call(inner)
+        if short is None:
             return False
         if short in _BIAS_CORRECTED_OPTIMIZERS:
             return True
@@ -584,14 +579,18 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             return assign.value
         return None
 
-    def _is_inline_keras3_optimizer(self, node: _Expr) -> bool:
+    def _keras3_optimizer_call(self, node: _Expr) -> Optional[str]:
+        """Returns the class name if `node` calls one of Keras 3's built-in optimizers, else None."""
         if not isinstance(node, cst.Call):
-            return False
+            return None
         names = self.qualified(node.func)
         if len(names) != 1:
-            return False
+            return None
         module, _, short = next(iter(names)).rpartition(".")
-        if module not in _OPTIMIZER_MODULES or short not in _KERAS3_OPTIMIZERS:
+        return short if module in _OPTIMIZER_MODULES and short in _KERAS3_OPTIMIZERS else None
+
+    def _is_inline_keras3_optimizer(self, node: _Expr) -> bool:
+        if self._keras3_optimizer_call(node) is None:
             return False
         return all(
             not arg.star and (arg.keyword is None or arg.keyword.value != "loss_scale_factor")
