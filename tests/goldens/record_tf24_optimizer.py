@@ -847,7 +847,24 @@ def record_errors():
         except Exception as exc:
             result = error_of(exc)
     out["strategies"].append({"name": "mirrored_apply_gradients_cross_replica", "v2": result})
+    out["strategies"].append(record_tpu_refusal())
     return out
+
+
+def record_tpu_refusal():
+    """TPUStrategy's refusal, with no TPU: an uninitialised TPUStrategy stands in as the current strategy."""
+    from tensorflow.python.distribute import distribution_strategy_context as context
+
+    case = {"name": "tpu_stand_in_construct", "strategy": "object.__new__(tf.distribute.TPUStrategy) as current"}
+    saved = context.has_strategy, context.get_strategy
+    tpu = object.__new__(tf.distribute.TPUStrategy)
+    context.has_strategy, context.get_strategy = (lambda: True), (lambda: tpu)
+    try:
+        for label, form in (("v2", V2_DEFAULT), ("v1", V1_DYNAMIC_STR)):
+            case[label] = attempt(lambda: build_lso(form, SGD_DEFAULT) and True)
+    finally:
+        context.has_strategy, context.get_strategy = saved
+    return case
 
 
 # --- MirroredStrategy ---------------------------------------------------------------------------
