@@ -1,5 +1,6 @@
 """Config equivalence: TF 2.4.0's own configs against today's constructions, and every difference named."""
 
+import numpy as np
 import pytest
 import tensorflow as tf
 from tf24_optimizers import KERAS3, OPTIMIZER_GOLDENS, build_optimizer, specs
@@ -87,20 +88,30 @@ def test_a_plain_optimizer_has_no_loss_scaling():
 
 
 def test_floats_compare_as_float32():
-    """TF 2.4 configs hold float32 values read back as doubles: 0.01 is saved as 0.009999999776482582."""
-    tf24 = {"class_name": "SGD", "config": {"name": "SGD", "learning_rate": 0.009999999776482582, "decay": 0.0,
-                                            "momentum": 0.0, "nesterov": False}}
-    assert_equivalent(tf24, SGD(0.01))
-    assert config_differences(tf24, SGD(0.0100001)) == ["inner_optimizer.learning_rate: 0.01 (old) != 0.0100001 (new)"]
+    """TF 2.4.0 saved trained hyperparameters as float32 read back as doubles (0.05 as 0.05000000074505806)."""
+    h5 = OPTIMIZER_GOLDENS["h5"]
+    tf24 = h5["h5_training_config_optimizer"]
+    assert tf24["config"]["inner_optimizer"]["config"]["learning_rate"] != h5["inner"]["config"]["learning_rate"]
+    assert_equivalent(tf24, build_optimizer(h5["form"], h5["inner"]))
+    assert_equivalent(tf24, modern(h5["inner"], tf24_kwargs(h5["form"])))
+    nudged = dict(h5["inner"], config=dict(h5["inner"]["config"], learning_rate=float(
+        np.nextafter(np.float32(h5["inner"]["config"]["learning_rate"]), np.float32(1)))))
+    differences = config_differences(tf24, build_optimizer(h5["form"], nudged))
+    assert [d.split(":")[0] for d in differences] == ["inner_optimizer.learning_rate"]
 
 
 def test_tf24_decay_is_equivalent_to_its_inverse_time_schedule():
     """TF 2.4's `decay` loads as InverseTimeDecay, so that schedule is the equivalent, not a constant rate."""
-    tf24 = {"class_name": "SGD", "config": {"name": "SGD", "learning_rate": 0.5, "decay": 0.25, "momentum": 0.0,
-                                            "nesterov": False}}
-    schedule = tf.keras.optimizers.schedules.InverseTimeDecay(0.5, decay_steps=1, decay_rate=0.25)
-    assert_equivalent(tf24, SGD(schedule))
-    assert any(d.startswith("inner_optimizer.learning_rate:") for d in config_differences(tf24, SGD(0.5)))
+    tf24 = CONFIGS["decay"]["config"]
+    inner = dict(tf24["inner_optimizer"]["config"])
+    learning_rate, decay = inner.pop("learning_rate"), inner.pop("decay")
+    del inner["name"]
+    scale = {"initial_scale": tf24["initial_scale"], "dynamic_growth_steps": tf24["dynamic_growth_steps"]}
+    schedule = tf.keras.optimizers.schedules.InverseTimeDecay(learning_rate, decay_steps=1, decay_rate=decay)
+    assert_equivalent(tf24, tf.keras.mixed_precision.LossScaleOptimizer(SGD(schedule, **inner), **scale))
+    differences = config_differences(tf24, tf.keras.mixed_precision.LossScaleOptimizer(SGD(learning_rate, **inner),
+                                                                                       **scale))
+    assert [d.split(":")[0] for d in differences] == ["inner_optimizer.learning_rate"]
 
 
 @pytest.mark.skipif(not KERAS3, reason="Keras 3 expresses a fixed scale as the optimizer's loss_scale_factor")

@@ -196,7 +196,10 @@ def test_legacy_inner_optimizer_is_refused_with_keras2s_own_call(form, suggested
             LossScaleOptimizer(legacy, 128)
     assert suggested in str(raised.value)
     assert "or pass `tf.keras.optimizers.SGD` instead" in str(raised.value)
-    native = tf.keras.mixed_precision.LossScaleOptimizer(legacy, dynamic=False, initial_scale=128)
-    var = tf.Variable(1.0)
-    native.minimize(lambda: var * 2.0, [var])
-    assert float(var.numpy()) == -1.0
+    # The suggested call works, and steps as ours does over the current SGD.
+    suggested_variable, ours_variable = tf.Variable(1.0), tf.Variable(1.0)
+    tf.keras.mixed_precision.LossScaleOptimizer(legacy, dynamic=False, initial_scale=128).minimize(
+        lambda: suggested_variable * 2.0, [suggested_variable])
+    KerasLossScaleOptimizer(tf.keras.optimizers.SGD(1.0), dynamic=False, initial_scale=128).minimize(
+        lambda: ours_variable * 2.0, [ours_variable])
+    assert float(suggested_variable.numpy()) == float(ours_variable.numpy()) != 1.0

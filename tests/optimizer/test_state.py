@@ -102,60 +102,67 @@ def keras3_state(optimizer):
             int(optimizer.iterations.numpy()), [v.numpy().tolist() for v in optimizer.inner_optimizer.variables])
 
 
+def compiled_model(optimizer_class):
+    """A small model compiled with a dynamic loss-scale optimizer of `optimizer_class`."""
+    model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer=optimizer_class(tf.keras.optimizers.SGD(0.1, momentum=0.5), initial_scale=8,
+                                            dynamic_growth_steps=3), loss="mse")
+    return model
+
+
+def fit_and_save_weights(model, path):
+    model.fit(np.ones((10, 3), np.float32), np.zeros((10, 1), np.float32), batch_size=2, verbose=0)
+    model.save_weights(path)
+
+
+def built(model):
+    model.optimizer.build(model.trainable_variables)
+    return model
+
+
 @pytest.mark.skipif(not KERAS3, reason="Keras 3's own LossScaleOptimizer has Keras 3's variable layout only there")
 @pytest.mark.parametrize("direction", ["ours_to_keras", "keras_to_ours"])
 def test_weights_files_move_between_ours_and_keras3s_class(direction, tmp_path):
     """Ours lists its variables in Keras 3's order, so a weights file moves both ways by position."""
-    def make(cls):
-        model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
-        model.compile(optimizer=cls(tf.keras.optimizers.SGD(0.1, momentum=0.5), initial_scale=8,
-                                    dynamic_growth_steps=3), loss="mse")
-        return model
     ours, keras = lossscale_compat.KerasLossScaleOptimizer, tf.keras.mixed_precision.LossScaleOptimizer
     source_cls, target_cls = (ours, keras) if direction == "ours_to_keras" else (keras, ours)
-    source = make(source_cls)
-    source.fit(np.ones((10, 3), np.float32), np.zeros((10, 1), np.float32), batch_size=2, verbose=0)
-    source.save_weights(tmp_path / "model.weights.h5")
-    target = make(target_cls)
-    target.optimizer.build(target.trainable_variables)
+    source = compiled_model(source_cls)
+    fit_and_save_weights(source, tmp_path / "model.weights.h5")
+    target = built(compiled_model(target_cls))
+    fresh = keras3_state(target.optimizer)
     target.load_weights(tmp_path / "model.weights.h5")
-    assert keras3_state(source.optimizer)[:2] == (16.0, 2)  # the file holds a grown scale and a running count
+    assert fresh[:3] != keras3_state(source.optimizer)[:3]  # the file holds scale, count and steps of its own
     assert keras3_state(target.optimizer) == keras3_state(source.optimizer)
 
 
 @pytest.mark.skipif(KERAS3, reason="Keras 2's own LossScaleOptimizer saves no loss-scale state only on Keras 2")
 def test_keras2_weights_file_without_loss_scale_state_loads(tmp_path):
     """A weights file of Keras 2's own class loads into ours: the inner state lands, the scale stays initial."""
-    def make(cls):
-        model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
-        model.compile(optimizer=cls(tf.keras.optimizers.SGD(0.1, momentum=0.5), initial_scale=8,
-                                    dynamic_growth_steps=3), loss="mse")
-        return model
-    source = make(tf.keras.mixed_precision.LossScaleOptimizer)
-    source.fit(np.ones((10, 3), np.float32), np.zeros((10, 1), np.float32), batch_size=2, verbose=0)
-    source.save_weights(tmp_path / "model.weights.h5")
-    target = make(lossscale_compat.KerasLossScaleOptimizer)
-    target.optimizer.build(target.trainable_variables)
+    source = compiled_model(tf.keras.mixed_precision.LossScaleOptimizer)
+    fit_and_save_weights(source, tmp_path / "model.weights.h5")
+    target = built(compiled_model(lossscale_compat.KerasLossScaleOptimizer))
     target.load_weights(tmp_path / "model.weights.h5")
     assert [v.numpy().tolist() for v in target.optimizer.variables] == \
-        [v.numpy().tolist() for v in source.optimizer.variables]
-    assert (float(target.optimizer.loss_scale), int(target.optimizer.dynamic_counter.numpy())) == (8.0, 0)
-    assert int(target.optimizer.iterations.numpy()) == 5
+        [v.numpy().tolist() for v in source.optimizer.variables]  # iterations first, then the slots
+    assert float(source.optimizer.loss_scale) != target.optimizer.initial_scale
+    assert (float(target.optimizer.loss_scale), int(target.optimizer.dynamic_counter.numpy())) == \
+        (target.optimizer.initial_scale, 0)
 
 
 @pytest.mark.skipif(not KERAS3, reason="`Model.get_state_tree` is Keras 3's")
 def test_state_tree_round_trips_the_loss_scale():
     """`get_state_tree`/`set_state_tree` carry the loss-scale state, as they do for Keras 3's own class."""
-    model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
-    optimizer = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.1), initial_scale=8,
-                                                         dynamic_growth_steps=1)
-    model.compile(optimizer=optimizer, loss="mse")
-    model.fit(np.ones((4, 3), np.float32), np.zeros((4, 1), np.float32), batch_size=2, verbose=0)
+    model = compiled_model(lossscale_compat.KerasLossScaleOptimizer)
+    optimizer = model.optimizer
+    model.fit(np.ones((4, 3), np.float32), np.zeros((4, 1), np.float32), batch_size=1, verbose=0)
     tree = model.get_state_tree(value_format="numpy_array")
+    trained = keras3_state(optimizer)
     optimizer.dynamic_scale.assign(1.0)
+    optimizer.step_counter.assign(0)
     optimizer.inner_optimizer.iterations.assign(0)
+    assert keras3_state(optimizer)[:3] != trained[:3]
     model.set_state_tree(tree)
-    assert (float(optimizer.loss_scale), int(optimizer.iterations.numpy())) == (32.0, 2)
+    assert keras3_state(optimizer) == trained
 
 
 KERAS3_LEGACY_H5 = pytest.mark.xfail(
