@@ -1305,18 +1305,7 @@ def record_6b():
 
     def i71_72():
         # As in the docstring: one LSO and one var; minimize first, then the manual path continues.
-        opt = LSO(optimizers.SGD(0.25))
-        var = tf.Variable(1.0)
-        opt.minimize(lambda: var ** 2, [var])
-        out = {"minimize": float(var.numpy())}
-        with tf.GradientTape() as tape:
-            loss = var ** 2
-            scaled = opt.get_scaled_loss(loss)
-        scaled_grad = tape.gradient(scaled, var)
-        grad, = opt.get_unscaled_gradients([scaled_grad])
-        opt.apply_gradients([(grad, var)])
-        out["manual"] = {"var": float(var.numpy()), "scaled_grad": float(scaled_grad), "grad": float(grad)}
-        return out
+        return specs.minimize_then_manual_loop(tf, LSO, optimizers.SGD)
     cases.append(item_case("71-72", "doctest: LSO(SGD(0.25)) minimize var**2 from 1; then, same opt and var, "
                            "tape/get_scaled_loss/get_unscaled_gradients/apply_gradients", i71_72))
 

@@ -133,3 +133,19 @@ def get_gradients_in_graph_mode(tf, lso_class, sgd_class):
             sess.run(tf.compat.v1.global_variables_initializer())
             gradient, upstream = sess.run([grads[0], seen[0]])
     return {"gradient": float(gradient), "upstream_grad": float(upstream)}
+
+
+def minimize_then_manual_loop(tf, lso_class, sgd_class):
+    """TF 2.4's docstring (test items 71-72): minimize var**2, then the same step by tape on the same optimizer."""
+    opt = lso_class(sgd_class(0.25))
+    var = tf.Variable(1.0)
+    opt.minimize(lambda: var ** 2, [var])
+    out = {"minimize": float(var.numpy())}
+    with tf.GradientTape() as tape:
+        loss = var ** 2
+        scaled = opt.get_scaled_loss(loss)
+    scaled_grad = tape.gradient(scaled, var)
+    grad, = opt.get_unscaled_gradients([scaled_grad])
+    opt.apply_gradients([(grad, var)])
+    out["manual"] = {"var": float(var.numpy()), "scaled_grad": float(scaled_grad), "grad": float(grad)}
+    return out

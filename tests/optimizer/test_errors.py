@@ -117,6 +117,13 @@ def test_constructor_matches_tf24(case):
 
 # --- strategies ---------------------------------------------------------------------------------------
 
+def construct_default(form):
+    """The recorder's default construction of either form: "v2" (non-experimental) or "v1" (experimental)."""
+    if form == "v2":
+        return KerasLossScaleOptimizer(tf.keras.optimizers.SGD())
+    return LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")
+
+
 def central_storage():
     return tf.distribute.experimental.CentralStorageStrategy(compute_devices=["/cpu:0", "/cpu:1"],
                                                              parameter_device="/cpu:0")
@@ -129,10 +136,7 @@ def test_construct_in_central_storage_scope_is_refused(form):
     expected = STRATEGIES["central_storage_construct_in_scope"][form]["error"]
     with central_storage().scope():
         with pytest.raises(Exception) as raised:
-            if form == "v2":
-                KerasLossScaleOptimizer(tf.keras.optimizers.SGD())
-            else:
-                LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")
+            construct_default(form)
     check_error(expected, raised)
 
 
@@ -174,10 +178,7 @@ def test_tpu_strategy_is_refused_with_bfloat16_advice(form, monkeypatch):
         monkeypatch.setattr(module, "has_strategy", lambda: True)
         monkeypatch.setattr(module, "get_strategy", lambda: tpu)
     with pytest.raises(Exception) as raised:
-        if form == "v2":
-            KerasLossScaleOptimizer(tf.keras.optimizers.SGD())
-        else:
-            LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")
+        construct_default(form)
     check_error(expected, raised)
 
 

@@ -429,18 +429,7 @@ def test_68_central_storage_strategy_is_refused():
 
 def test_71_72_docstring_minimize_then_manual_loop():
     """The docstring: minimize var**2, then tape/get_scaled_loss/get_unscaled_gradients/apply_gradients."""
-    opt = LSO(SGD(0.25))
-    var = tf.Variable(1.0)
-    opt.minimize(lambda: var ** 2, [var])
-    out = {"minimize": float(var.numpy())}
-    with tf.GradientTape() as tape:
-        loss = var ** 2
-        scaled = opt.get_scaled_loss(loss)
-    scaled_grad = tape.gradient(scaled, var)
-    grad, = opt.get_unscaled_gradients([scaled_grad])
-    opt.apply_gradients([(grad, var)])
-    out["manual"] = {"var": float(var.numpy()), "scaled_grad": float(scaled_grad), "grad": float(grad)}
-    assert out == golden("71-72")
+    assert specs.minimize_then_manual_loop(tf, LSO, SGD) == golden("71-72")
 
 
 def test_73_hyperparameter_doctest():
