@@ -1,6 +1,43 @@
-"""`python -m lossscale_compat migrate ...`: the migration command line."""
+"""`lossscale-compat COMMAND ...` and `python -m lossscale_compat COMMAND ...`.
 
-from codemods.cli import main
+Each command lives in its own module with a `main(argv) -> int`; this dispatcher imports only the one
+asked for, so `migrate` never imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Optional, Sequence
+
+# command -> (module with `main(argv)`, one-line help). `migrate`'s parser expects its own name first.
+COMMANDS = {
+    "migrate": ("codemods.cli", "rewrite TF 2.4 loss-scaling call sites to the modern Keras API"),
+    "run": ("lossscale_compat.legacy._run", "run a TF 2.4 program unmodified, with TF 2.4's names in place"),
+    "equivalent": ("lossscale_compat._equivalent_cli", "check that two saved optimizers are configured alike"),
+}
+EXIT_USAGE = 2
+
+
+def _usage() -> str:
+    lines = ["usage: lossscale-compat COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<11} {help_}" for name, (_, help_) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Runs one command; returns its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_usage(), file=sys.stdout if args else sys.stderr)
+        return 0 if args else EXIT_USAGE
+    command = args[0]
+    if command not in COMMANDS:
+        print(f"lossscale-compat: unknown command {command!r}; use one of: {', '.join(COMMANDS)}", file=sys.stderr)
+        return EXIT_USAGE
+    module = importlib.import_module(COMMANDS[command][0])
+    return module.main(args if command == "migrate" else args[1:])
+
 
 if __name__ == "__main__":
     raise SystemExit(main())
