@@ -1,0 +1,150 @@
+"""The whole journey on a bundled TF 2.4-era project: run it unmodified, migrate it, compare with TF 2.4.0.
+
+    python examples/demo.py            # on today's TensorFlow, with lossscale_compat installed
+    python examples/demo.py --record   # on TensorFlow 2.4.0: re-records examples/project/golden.json
+
+It runs examples/project/train.py three ways and prints the loss-scale trajectories, skipped steps and
+final losses side by side, then a one-line verdict (exit code 0 when all three agree):
+  1. unmodified, through `lossscale-compat run`;
+  2. migrated: a copy rewritten by `lossscale-compat migrate --write`, run with plain Python;
+  3. as TF 2.4.0 ran it, from the recorded golden.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROJECT = os.path.join(HERE, "project")
+GOLDEN = os.path.join(PROJECT, "golden.json")
+PARTS = ("custom_loop", "fit")
+# Float16 machine epsilon. Final losses went through float16 kernels, which round differently by CPU and
+# TensorFlow version: after n steps they may differ by n + 1 epsilons (docs/goldens.md says why).
+FLOAT16_EPSILON = 2.0 ** -10
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+
+
+def run_python(args, what, cwd=None):
+    """Runs `python ARGS`; exits with its output when it fails."""
+    done = subprocess.run([sys.executable, *args], cwd=cwd, env=ENV, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"demo: {what} failed (exit {done.returncode}):\n{done.stdout}{done.stderr}")
+    return done
+
+
+def run_unmodified(out_dir):
+    """The project as it is, with TF 2.4's names put back by `lossscale-compat run`."""
+    result = os.path.join(out_dir, "unmodified.json")
+    run_python(["-m", "lossscale_compat", "run", os.path.join(PROJECT, "train.py"), "--json", result],
+               "lossscale-compat run train.py")
+    return load(result)
+
+
+def run_migrated(out_dir):
+    """A copy of the project rewritten to the modern API, run with plain Python."""
+    copy = os.path.join(out_dir, "project")
+    shutil.copytree(PROJECT, copy, ignore=shutil.ignore_patterns("golden.json", "__pycache__"))
+    migrate = subprocess.run([sys.executable, "-m", "lossscale_compat", "migrate", "--write", copy],
+                             env=ENV, capture_output=True, text=True)
+    if migrate.returncode == 2:
+        sys.exit(f"demo: lossscale-compat migrate failed:\n{migrate.stdout}{migrate.stderr}")
+    print(f"migrated a copy of examples/project ({migrate.stderr.strip().splitlines()[-1]})")
+    result = os.path.join(out_dir, "migrated.json")
+    run_python([os.path.join(copy, "train.py"), "--json", result], "the migrated train.py")
+    return load(result)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def differences(golden, other):
+    """What `other` did differently from TF 2.4.0, as short sentences; empty when it matches."""
+    found = []
+    for part in PARTS:
+        want, got = golden[part], other[part]
+        for key in ("loss_scale", "skipped", "iterations"):
+            if got[key] != want[key]:
+                found.append(f"{part}: {key} {got[key]} != TF 2.4.0's {want[key]}")
+        bound = (len(want["loss_scale"]) + 1) * FLOAT16_EPSILON
+        if abs(got["final_loss"] - want["final_loss"]) > bound * max(1.0, abs(want["final_loss"])):
+            found.append(f"{part}: final loss {got['final_loss']:.6g} != TF 2.4.0's {want['final_loss']:.6g}")
+    return found
+
+
+def show(results):
+    """Prints the runs side by side."""
+    names = list(results)
+    width = 18
+    for part in PARTS:
+        print(f"\n{part.replace('_', ' ')}: loss scale after each step (* = step skipped)")
+        print("step " + "".join(f"{name:>{width}}" for name in names))
+        for step in range(len(results[names[0]][part]["loss_scale"])):
+            cells = []
+            for name in names:
+                run = results[name][part]
+                mark = "*" if step in run["skipped"] else " "
+                cells.append(f"{run['loss_scale'][step]:>{width - 1}g}{mark}")
+            print(f"{step:>4} " + "".join(cells))
+        for key in ("iterations", "final_loss"):
+            print(f"{key}: " + "  ".join(f"{name}={results[name][part][key]:.6g}" for name in names))
+
+
+def plot(results, path):
+    """Writes the trajectories as a PNG where matplotlib is installed; returns the path or None."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    figure, axes = plt.subplots(1, len(PARTS), figsize=(10, 3.6))
+    for axis, part in zip(axes, PARTS):
+        for (name, run), style in zip(results.items(), ("o-", "s--", "x:")):
+            axis.plot(run[part]["loss_scale"], style, label=name)
+            skipped = run[part]["skipped"]
+            axis.plot(skipped, [run[part]["loss_scale"][s] for s in skipped], "rv", markersize=9)
+        axis.set_yscale("log", base=2)
+        axis.set_title(f"{part.replace('_', ' ')} (red: skipped steps)")
+        axis.set_xlabel("step")
+        axis.set_ylabel("loss scale")
+    axes[0].legend()
+    figure.tight_layout()
+    figure.savefig(path)
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--record", action="store_true", help="record the golden (TensorFlow 2.4.0 only)")
+    parser.add_argument("--plot", default="demo_loss_scale.png", help="where to write the PNG plot")
+    args = parser.parse_args()
+    if args.record:
+        import tensorflow as tf
+        if tf.__version__ != "2.4.0":
+            sys.exit(f"demo --record must run on TensorFlow 2.4.0, not {tf.__version__}")
+        run_python([os.path.join(PROJECT, "train.py"), "--json", GOLDEN], "train.py on TF 2.4.0")
+        print("wrote", os.path.relpath(GOLDEN))
+        return 0
+    with tempfile.TemporaryDirectory() as out_dir:
+        results = {"TF 2.4.0": load(GOLDEN), "run": run_unmodified(out_dir), "migrated": run_migrated(out_dir)}
+    show(results)
+    where = plot(results, args.plot)
+    if where:
+        print(f"\nplot of the trajectories: {os.path.abspath(where)}")
+    problems = [f"{name}: {p}" for name in ("run", "migrated") for p in differences(results["TF 2.4.0"], results[name])]
+    if problems:
+        print("\nverdict: DIFFERENT from TF 2.4.0\n  " + "\n  ".join(problems))
+        return 1
+    print("\nverdict: unmodified and migrated, the project trains as on TF 2.4.0: same loss scales, "
+          "skipped steps and iterations; final losses within float16 precision.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
