@@ -53,7 +53,9 @@ def test_two_workers_on_loopback_train_like_one(tmp_path):
     skipped = [i for i, h in enumerate(single["history"]) if i and h["weights"] == single["history"][i - 1]["weights"]]
     assert skipped, "the reference run must skip a step"
     for result in results:
+        assert len(result["history"]) == len(single["history"])
         for got, want in zip(result["history"], single["history"]):
             assert got["loss_scale"] == want["loss_scale"] and got["iterations"] == want["iterations"]
+            assert len(got["weights"]) == len(want["weights"])
             for got_w, want_w in zip(got["weights"], want["weights"]):
                 np.testing.assert_allclose(got_w, want_w, rtol=1e-6, atol=1e-7)

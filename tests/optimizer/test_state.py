@@ -64,15 +64,16 @@ def test_checkpoints_move_between_ours_and_the_stacks_own_class(direction, tmp_p
                                                        dynamic_growth_steps=ours.dynamic_growth_steps)
     keras.build(model.trainable_variables)
     source, target = (ours, keras) if direction == "ours_to_keras" else (keras, ours)
-    ours_scale, ours_counter = _flavour.loss_scale_state_variables(ours)
-    keras_scale, keras_counter = _flavour.loss_scale_state_variables(keras)
-    if direction == "keras_to_ours":
-        keras_scale.assign(ours_scale * 2)
-        keras_counter.assign(ours_counter + 1)
+    source_scale, source_counter = _flavour.loss_scale_state_variables(source)
+    target_scale, target_counter = _flavour.loss_scale_state_variables(target)
+    # The source's state differs from the target's, so a restore that did nothing fails.
+    source_scale.assign(float(target_scale.numpy()) * 4)
+    source_counter.assign(int(target_counter.numpy()) + 3)
+    saved = (float(source_scale.numpy()), int(source_counter.numpy()))
+    assert (float(target_scale.numpy()), int(target_counter.numpy())) != saved
     path = tf.train.Checkpoint(optimizer=source).write(str(tmp_path / "ckpt"))
     tf.train.Checkpoint(optimizer=target).read(path)
-    assert float(keras_scale.numpy()) == float(ours_scale.numpy()) and float(ours_scale.numpy()) > 1
-    assert int(keras_counter.numpy()) == int(ours_counter.numpy())
+    assert (float(target_scale.numpy()), int(target_counter.numpy())) == saved
 
 
 @pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
