@@ -41,7 +41,8 @@ def observe(loss_scale, should_apply):
 
 
 def same(a, b):
-    return all(x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)) for x, y in zip(a, b))
+    nan = lambda x: isinstance(x, float) and math.isnan(x)  # noqa: E731
+    return len(a) == len(b) and all(x == y or (nan(x) and nan(y)) for x, y in zip(a, b))
 
 
 @settings(max_examples=150, deadline=None)

@@ -190,6 +190,7 @@ def test_tf24_h5_loads_with_its_optimizer_and_trains_on(load):
     assert int(optimizer.iterations.numpy()) == loaded["optimizer"]["iterations"]
     np.testing.assert_allclose(model.predict(np.array(H5["predict_x"], np.float32), verbose=0),
                                loaded["predictions"], rtol=1e-6)
+    assert len(optimizer.get_weights()) == len(loaded["optimizer_weights"])
     for got, want in zip(optimizer.get_weights(), loaded["optimizer_weights"]):
         np.testing.assert_allclose(got, want, rtol=1e-6)
     data = H5["data"]

@@ -140,5 +140,6 @@ def test_mirrored_strategy_matches_tf24(case, mode, mirrored):
     assert_states_match(expected, observed)
     for want, got in zip(expected, observed):
         np.testing.assert_allclose(got["replica_losses"], want["replica_losses"], rtol=1e-6, atol=1e-6)
+        assert len(got["replica_weights"]) == len(want["replica_weights"])
         for want_v, got_v in zip(want["replica_weights"], got["replica_weights"]):
             np.testing.assert_allclose(got_v, want_v, rtol=1e-6, atol=1e-6)
