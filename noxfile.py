@@ -35,8 +35,8 @@ def tests(session: nox.Session, stack: str) -> None:
 
 @nox.session(python="3.11")
 def example(session: nox.Session) -> None:
-    """Runs the bundled TF 2.4 example on TF 2.21 through the shim and checks it against TF 2.4.0."""
-    session.run("python", "examples/tf24_custom_loop.py", "--check", env=install_stack(session, "tf221-keras3"))
+    """Runs the bundled TF 2.4-era project unmodified and migrated on TF 2.21, side by side with TF 2.4.0."""
+    session.run("python", "examples/demo.py", *session.posargs, env=install_stack(session, "tf221-keras3"))
 
 
 @nox.session(python="3.11")
@@ -61,3 +61,4 @@ def record_goldens(session: nox.Session) -> None:
     session.run("python", "tests/goldens/record_tf24_optimizer.py", env=ENV)
     session.run("python", "examples/tf24_custom_loop.py", "--record", env=ENV)
     session.run("python", "examples/tf24/record_goldens.py", env=ENV)
+    session.run("python", "examples/demo.py", "--record", env=ENV)

@@ -44,11 +44,11 @@ def run_unmodified(out_dir):
     return load(result)
 
 
-def run_migrated(out_dir):
+def run_migrated(out_dir, target="keras3"):
     """A copy of the project rewritten to the modern API, run with plain Python."""
     copy = os.path.join(out_dir, "project")
     shutil.copytree(PROJECT, copy, ignore=shutil.ignore_patterns("golden.json", "__pycache__"))
-    migrate = subprocess.run([sys.executable, "-m", "lossscale_compat", "migrate", "--write", copy],
+    migrate = subprocess.run([sys.executable, "-m", "lossscale_compat", "migrate", "--write", "--target", target, copy],
                              env=ENV, capture_output=True, text=True)
     if migrate.returncode == 2:
         sys.exit(f"demo: lossscale-compat migrate failed:\n{migrate.stdout}{migrate.stderr}")
@@ -123,6 +123,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--record", action="store_true", help="record the golden (TensorFlow 2.4.0 only)")
     parser.add_argument("--plot", default="demo_loss_scale.png", help="where to write the PNG plot")
+    parser.add_argument("--target", choices=("keras3", "tf_keras"), default="keras3",
+                        help="the API to migrate to (tf_keras for TF 2.15 or TF_USE_LEGACY_KERAS=1)")
     args = parser.parse_args()
     if args.record:
         import tensorflow as tf
@@ -132,7 +134,7 @@ def main():
         print("wrote", os.path.relpath(GOLDEN))
         return 0
     with tempfile.TemporaryDirectory() as out_dir:
-        results = {"TF 2.4.0": load(GOLDEN), "run": run_unmodified(out_dir), "migrated": run_migrated(out_dir)}
+        results = {"TF 2.4.0": load(GOLDEN), "run": run_unmodified(out_dir), "migrated": run_migrated(out_dir, args.target)}
     show(results)
     where = plot(results, args.plot)
     if where:

@@ -1,0 +1,40 @@
+"""The bundled TF 2.4-era project trains as on TF 2.4.0, unmodified under `run` and migrated."""
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from lossscale_compat import _flavour
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+import demo  # noqa: E402
+
+GOLDEN = json.loads(Path(demo.GOLDEN).read_text())
+TARGET = "keras3" if _flavour.has_keras3_loss_scaling() else "tf_keras"
+
+
+def test_unmodified_under_run_matches_tf24(tmp_path):
+    assert demo.differences(GOLDEN, demo.run_unmodified(str(tmp_path))) == []
+
+
+def test_migrated_matches_tf24(tmp_path):
+    assert demo.differences(GOLDEN, demo.run_migrated(str(tmp_path), TARGET)) == []
+
+
+@pytest.mark.parametrize("change", ["a skip lost", "a different scale", "iterations", "final loss"])
+def test_the_comparison_names_what_differs(change):
+    other = copy.deepcopy(GOLDEN)
+    part = other["custom_loop"]
+    if change == "a skip lost":
+        part["skipped"] = part["skipped"][1:]
+    elif change == "a different scale":
+        part["loss_scale"][-1] *= 2
+    elif change == "iterations":
+        part["iterations"] -= 1
+    else:
+        part["final_loss"] *= 1.5
+    found = demo.differences(GOLDEN, other)
+    assert len(found) == 1 and found[0].startswith("custom_loop: ")
