@@ -21,7 +21,8 @@ def test_unmodified_under_run_matches_tf24(tmp_path):
 
 
 def test_migrated_matches_tf24(tmp_path):
-    assert demo.differences(GOLDEN, demo.run_migrated(str(tmp_path), TARGET)) == []
+    migrated = demo.run_migrated(str(tmp_path), TARGET)
+    assert demo.differences(GOLDEN, migrated, skips_count=TARGET == "tf_keras") == []
 
 
 @pytest.mark.parametrize("change", ["a skip lost", "a different scale", "iterations", "final loss"])
