@@ -25,9 +25,11 @@ _PUBLIC = {
     "config_differences": "lossscale_compat._equivalence",
     "deserialize": "lossscale_compat._loss_scale",
     "get": "lossscale_compat._loss_scale",
+    "install": "lossscale_compat.legacy",
     "load_tf24_h5": "lossscale_compat._h5",
     "restore_tf24_checkpoint": "lossscale_compat._checkpoint",
     "serialize": "lossscale_compat._loss_scale",
+    "uninstall": "lossscale_compat.legacy",
 }
 
 __all__ = (
@@ -41,9 +43,11 @@ __all__ = (
     "config_differences",
     "deserialize",
     "get",
+    "install",
     "load_tf24_h5",
     "restore_tf24_checkpoint",
     "serialize",
+    "uninstall",
 )
 
 

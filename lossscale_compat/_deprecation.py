@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
+from typing import Iterator
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -26,7 +28,39 @@ def _first_frame_outside_package() -> int:
     return level
 
 
-def warn_deprecated(message: str) -> None:
-    """Issues `message` once per user call site (Python's default warning filters)."""
+# TF 2.4 names already warned about, while warnings are once per process (legacy mode).
+_warned_names: set = set()
+_once_per_process = False
+
+
+def warn_once_per_process(enabled: bool) -> None:
+    """Makes `warn_deprecated(..., name=...)` warn once per process per name (True) or per call site."""
+    global _once_per_process
+    _once_per_process = enabled
+    _warned_names.clear()
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """No deprecation warnings inside: for TF 2.4 objects that another warned-about one builds itself."""
+    global _quiet
+    _quiet, before = True, _quiet
+    try:
+        yield
+    finally:
+        _quiet = before
+
+
+_quiet = False
+
+
+def warn_deprecated(message: str, name: str = "") -> None:
+    """Issues `message` once per user call site, or once per TF 2.4 `name` when set to once per process."""
+    if _quiet:
+        return
+    if _once_per_process and name:
+        if name in _warned_names:
+            return
+        _warned_names.add(name)
     warnings.warn(f"{message} {MIGRATE_HINT}", LossScaleDeprecationWarning,
                   stacklevel=_first_frame_outside_package())

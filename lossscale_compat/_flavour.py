@@ -142,3 +142,30 @@ def keras_custom_objects() -> Dict[str, Any]:
 def distribution_context() -> Tuple[bool, bool]:
     """Returns (a non-default strategy is active, we are in cross-replica context)."""
     return tf.distribute.has_strategy(), tf.distribute.in_cross_replica_context()
+
+
+# --- Where legacy mode hooks in -------------------------------------------------------------------
+
+
+def keras_policy_class() -> type:
+    """The dtype policy class of the Keras that `tf.keras` resolves to (Keras 3's DTypePolicy or Keras 2's Policy)."""
+    return tf.keras.mixed_precision.Policy
+
+
+def keras_compile_hook() -> Tuple[type, str]:
+    """(Model class, method) where Keras decides whether `compile` wraps the optimizer for mixed_float16.
+
+    Keras 2 asks `Model._get_optimizer`; Keras 3 decides inside `compile` itself.
+    """
+    model = tf.keras.Model
+    return (model, "_get_optimizer") if hasattr(model, "_get_optimizer") else (model, "compile")
+
+
+def tf_keras_namespaces() -> list:
+    """The module objects through which `tf.keras` is reached: TensorFlow's lazy loader and the imported module."""
+    found = [tf.keras, sys.modules.get("tensorflow.keras"), getattr(tf.compat.v2, "keras", None)]
+    unique: list = []
+    for module in found:
+        if module is not None and all(module is not seen for seen in unique):
+            unique.append(module)
+    return unique

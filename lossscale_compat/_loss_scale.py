@@ -55,7 +55,7 @@ class FixedLossScale(LossScale):
         check_fixed_loss_scale_value(loss_scale_value)
         self._loss_scale_value = float(loss_scale_value)
         if self._warns_on_construction:
-            warn_deprecated(_fixed_replacement(self._loss_scale_value))
+            warn_deprecated(_fixed_replacement(self._loss_scale_value), "FixedLossScale")
 
     def __call__(self) -> tf.Tensor:
         return tf.constant(self._loss_scale_value, dtype=tf.float32)
@@ -120,7 +120,7 @@ class DynamicLossScale(LossScale):
             "current_loss_scale", self._initial_loss_scale, tf.float32)
         self._num_good_steps = self._add_weight("good_steps", 0, tf.int64)
         if self._warns_on_construction:
-            warn_deprecated(_dynamic_replacement(self))
+            warn_deprecated(_dynamic_replacement(self), "DynamicLossScale")
 
     @property
     def initial_loss_scale(self) -> float:

@@ -22,7 +22,8 @@ class LossScaleOptimizer(KerasLossScaleOptimizer):
         warn_deprecated(
             "`tf.keras.mixed_precision.experimental.LossScaleOptimizer` was removed from TensorFlow "
             "after 2.8; the modern equivalent is " + _conversions.replacement_call(
-                kwargs, _flavour.keras_public_prefix(), _flavour.has_keras3_loss_scaling()) + ".")
+                kwargs, _flavour.keras_public_prefix(), _flavour.has_keras3_loss_scaling()) + ".",
+            "LossScaleOptimizer")
         super().__init__(optimizer, **kwargs)
 
     @classmethod

@@ -1,0 +1,61 @@
+"""TF 2.4's TF2 `tf.train.experimental.enable_mixed_precision_graph_rewrite` and its `disable_...`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lossscale_compat import _flavour
+from lossscale_compat._deprecation import warn_deprecated
+
+_PREFIX = "tf.train.experimental"
+_log = logging.getLogger("lossscale_compat")
+_said_no_gpu = False
+enabled = False
+
+
+def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") -> Any:
+    """Wraps a Keras optimizer in TF 2.4's experimental LossScaleOptimizer and turns on the grappler rewrite."""
+    import tensorflow as tf
+
+    from lossscale_compat import _optimizer
+    from lossscale_compat.legacy import _policy
+
+    global enabled
+    warn_deprecated(f"`{_PREFIX}.enable_mixed_precision_graph_rewrite` was removed from TensorFlow after 2.8; "
+                    f"the modern equivalent is `{_flavour.keras_public_prefix()}.set_global_policy("
+                    "'mixed_float16')` with a LossScaleOptimizer.", "enable_mixed_precision_graph_rewrite")
+    policy = _policy.tf_keras_mixed_precision().global_policy()
+    if policy.compute_dtype != policy.variable_dtype:
+        raise ValueError(
+            "The mixed precision graph rewrite cannot be enabled, because the global Keras dtype Policy has "
+            f'been set to a mixed precision policy ("{policy.name}"). Use one of the two, not both: the '
+            "policy (recommended) or the graph rewrite.")
+    if not isinstance(opt, tf.keras.optimizers.Optimizer):
+        raise ValueError(f'"opt" must be an instance of a tf.keras.optimizers.Optimizer, but got: {opt}')
+    wrapped = _optimizer.LossScaleOptimizer(opt, loss_scale)
+    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
+    enabled = True
+    _say_once_if_no_gpu()
+    return wrapped
+
+
+def disable_mixed_precision_graph_rewrite() -> None:
+    """Turns the grappler rewrite off again; optimizers already wrapped stay wrapped, as in TF 2.4."""
+    import tensorflow as tf
+
+    global enabled
+    warn_deprecated(f"`{_PREFIX}.disable_mixed_precision_graph_rewrite` was removed from TensorFlow after "
+                    "2.8; with a dtype policy there is nothing to disable.", "disable_mixed_precision_graph_rewrite")
+    tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})
+    enabled = False
+
+
+def _say_once_if_no_gpu() -> None:
+    import tensorflow as tf
+
+    global _said_no_gpu
+    if not _said_no_gpu and not tf.config.list_logical_devices("GPU"):
+        _said_no_gpu = True
+        _log.warning("enable_mixed_precision_graph_rewrite: no GPU is visible, so no graph is rewritten to "
+                     "float16 here; the optimizer's loss scaling still applies.")

@@ -1,0 +1,167 @@
+"""Putting TF 2.4's mixed-precision names back into TensorFlow, and taking them out again exactly.
+
+`install()` works whether or not TensorFlow is imported yet: if it is not, a finder at the front of
+`sys.meta_path` waits for `import tensorflow` to finish and installs then, so a process that never
+uses TensorFlow never imports it. Every attribute and `sys.modules` entry changed is journaled, and
+`uninstall()` puts each one back as it was.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+import warnings
+from typing import Any, Dict, List, Optional, Tuple
+
+from lossscale_compat import _deprecation
+
+_MISSING = object()
+_journal: List[Tuple[Any, str, Any]] = []  # (object or sys.modules, name, previous value or _MISSING)
+_finder: Optional["_AfterTensorFlowImport"] = None
+_installed = False
+
+
+class LegacyModule(types.ModuleType):
+    """A module of TF 2.4 names; with `stack_module` set, names it lacks come from the stack's own module."""
+
+    def __init__(self, name: str, names: Dict[str, Any], stack_module: Any = None):
+        super().__init__(name, f"TF 2.4's `{name}`, served by lossscale_compat's legacy mode.")
+        self.__dict__.update(names)
+        self.__dict__["_stack_module"] = stack_module
+        self.__path__: List[str] = []  # a package, so `import name.submodule` looks here
+
+    def __getattr__(self, name: str) -> Any:
+        stack_module = self.__dict__["_stack_module"]
+        if stack_module is None or name.startswith("__"):
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        return getattr(stack_module, name)
+
+    def __dir__(self) -> List[str]:
+        stack_module = self.__dict__["_stack_module"]
+        return sorted(set(self.__dict__) | set(dir(stack_module) if stack_module is not None else ()))
+
+
+def _set(target: Any, name: str, value: Any) -> None:
+    """Sets `target.name` (or `sys.modules[name]` when target is sys.modules), journaling the old value."""
+    if target is sys.modules:
+        _journal.append((target, name, sys.modules.get(name, _MISSING)))
+        sys.modules[name] = value
+        return
+    previous = target.__dict__.get(name, _MISSING) if hasattr(target, "__dict__") else getattr(target, name, _MISSING)
+    _journal.append((target, name, previous))
+    setattr(target, name, value)
+
+
+def _restore() -> None:
+    while _journal:
+        target, name, previous = _journal.pop()
+        if target is sys.modules:
+            if previous is _MISSING:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
+        elif previous is _MISSING:
+            try:
+                delattr(target, name)
+            except AttributeError:
+                pass
+        else:
+            setattr(target, name, previous)
+
+
+def _apply() -> None:
+    """Puts the TF 2.4 names in place; TensorFlow is imported by now."""
+    import tensorflow as tf
+
+    from lossscale_compat import _flavour
+    from lossscale_compat.legacy import _compile, _namespaces
+
+    for target, name, value in _namespaces.assignments(tf):
+        _set(target, name, value)
+    model, method = _flavour.keras_compile_hook()
+    _set(model, method, _compile.hooked(getattr(model, method), method))
+
+
+class _AfterTensorFlowImport(importlib.abc.MetaPathFinder):
+    """Lets `import tensorflow` run as usual, then installs the TF 2.4 names before it returns."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "tensorflow":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _InstallAfterExec(spec.loader)
+                return spec
+        return None
+
+
+class _InstallAfterExec(importlib.abc.Loader):
+    def __init__(self, loader: Any):
+        self._loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._loader.exec_module(module)
+        _remove_finder()
+        if _installed:
+            _apply()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+
+def _remove_finder() -> None:
+    global _finder
+    if _finder is not None and _finder in sys.meta_path:
+        sys.meta_path.remove(_finder)
+    _finder = None
+
+
+def install() -> None:
+    """Turns legacy mode on: TF 2.4's mixed-precision names resolve and train as in TF 2.4. Idempotent."""
+    global _installed, _finder
+    if _installed:
+        return
+    _installed = True
+    _deprecation.warn_once_per_process(True)
+    if not sys.warnoptions:  # -W or PYTHONWARNINGS given: the user's own filters decide
+        # Shown everywhere, not only in __main__ as DeprecationWarnings are; filters set later still win.
+        warnings.filterwarnings("default", category=_deprecation.LossScaleDeprecationWarning)
+        _our_filters.append(warnings.filters[0])
+    if "tensorflow" in sys.modules:
+        _apply()
+    else:
+        _finder = _AfterTensorFlowImport()
+        sys.meta_path.insert(0, _finder)
+
+
+_our_filters: List[tuple] = []
+
+
+def uninstall() -> None:
+    """Turns legacy mode off and leaves TensorFlow exactly as it was before `install()`. Idempotent."""
+    global _installed
+    if not _installed:
+        return
+    _installed = False
+    _remove_finder()
+    _restore()
+    _deprecation.warn_once_per_process(False)
+    while _our_filters:
+        ours = _our_filters.pop()
+        if ours in warnings.filters:
+            warnings.filters.remove(ours)
+    getattr(warnings, "_filters_mutated", lambda: None)()  # forget warnings suppressed under our filter
+
+
+def is_installed() -> bool:
+    """Whether legacy mode is on."""
+    return _installed

@@ -1,0 +1,100 @@
+"""Which TF 2.4 names go where: the attribute and `sys.modules` assignments legacy mode makes."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List, Tuple
+
+from lossscale_compat import _flavour
+from lossscale_compat.legacy._install import LegacyModule
+
+Assignment = Tuple[Any, str, Any]  # (object, or sys.modules, name, value)
+
+
+def _names() -> Dict[str, Dict[str, Any]]:
+    """TF 2.4's names per API family, as lossscale_compat implements them."""
+    from lossscale_compat import _loss_scale, _optimizer
+    from lossscale_compat.legacy import _graph_rewrite, _policy
+
+    loss_scales = {name: getattr(_loss_scale, name) for name in ("LossScale", "FixedLossScale", "DynamicLossScale")}
+    return {
+        "loss_scales": loss_scales,
+        "graph_rewrite": {
+            "enable_mixed_precision_graph_rewrite": _graph_rewrite.enable_mixed_precision_graph_rewrite,
+            "disable_mixed_precision_graph_rewrite": _graph_rewrite.disable_mixed_precision_graph_rewrite,
+        },
+        "keras_experimental": {
+            "LossScaleOptimizer": _optimizer.LossScaleOptimizer,
+            "Policy": _policy.Policy,
+            "set_policy": _policy.set_policy,
+            "global_policy": _policy.global_policy,
+            "get_layer_policy": _policy.get_layer_policy,
+        },
+        "keras_loss_scale": {"get": _loss_scale.get, "serialize": _loss_scale.serialize,
+                             "deserialize": _loss_scale.deserialize, **loss_scales},
+    }
+
+
+def assignments(tf: Any) -> List[Assignment]:
+    """Every assignment legacy mode makes on the installed TensorFlow, in order."""
+    from lossscale_compat import _optimizer
+
+    names = _names()
+    out: List[Assignment] = []
+
+    # tf.mixed_precision.experimental.{LossScale, FixedLossScale, DynamicLossScale}, also under compat.v2.
+    mixed_precision_experimental = LegacyModule("tensorflow.mixed_precision.experimental", names["loss_scales"])
+    for root in _unique(tf, tf.compat.v2):
+        stack = root.__dict__.get("mixed_precision")
+        out.append((root, "mixed_precision", LegacyModule(
+            "tensorflow.mixed_precision", {"experimental": mixed_precision_experimental}, stack)))
+    out.append((sys.modules, "tensorflow.mixed_precision", out[0][2]))
+    out.append((sys.modules, "tensorflow.mixed_precision.experimental", mixed_precision_experimental))
+
+    # tf.train.experimental: the loss scales and the TF2 graph rewrite, over today's module.
+    for root in _unique(tf.train, tf.compat.v2.train):
+        out.append((root, "experimental", LegacyModule(
+            root.experimental.__name__, {**names["loss_scales"], **names["graph_rewrite"]}, root.experimental)))
+
+    # tf.keras.mixed_precision: the experimental module, and TF 2.4's non-experimental optimizer class.
+    keras_experimental = LegacyModule("tensorflow.keras.mixed_precision.experimental", names["keras_experimental"])
+    overlays = []
+    for namespace in _flavour.tf_keras_namespaces():
+        overlay = LegacyModule("tensorflow.keras.mixed_precision", {
+            "experimental": keras_experimental,
+            "LossScaleOptimizer": _optimizer.KerasLossScaleOptimizer,
+        }, namespace.mixed_precision)
+        overlays.append(overlay)
+        out.append((namespace, "mixed_precision", overlay))
+    out.append((sys.modules, "tensorflow.keras.mixed_precision", overlays[0]))
+    out.append((sys.modules, "tensorflow.keras.mixed_precision.experimental", keras_experimental))
+
+    # The private modules TF <= 2.3 code imports (Horovod, OpenNMT and NVIDIA's examples among them).
+    private = "tensorflow.python.keras.mixed_precision.experimental"
+    modules = {
+        "loss_scale_optimizer": LegacyModule(f"{private}.loss_scale_optimizer", {
+            "LossScaleOptimizer": _optimizer.LossScaleOptimizer}),
+        "policy": LegacyModule(f"{private}.policy", {
+            name: names["keras_experimental"][name] for name in ("Policy", "set_policy", "global_policy")}),
+        "get_layer_policy": LegacyModule(f"{private}.get_layer_policy", {
+            "get_layer_policy": names["keras_experimental"]["get_layer_policy"]}),
+        "loss_scale": LegacyModule(f"{private}.loss_scale", names["keras_loss_scale"]),
+        "device_compatibility_check": LegacyModule(f"{private}.device_compatibility_check", {
+            "log_device_compatibility_check": _log_device_compatibility_check}),
+    }
+    package = LegacyModule(private, modules)
+    out.append((sys.modules, private, package))
+    out.extend((sys.modules, f"{private}.{name}", module) for name, module in modules.items())
+    return out
+
+
+def _log_device_compatibility_check(policy_name: str) -> None:
+    """TF 2.4 logged whether the GPUs suit `policy_name`; there is nothing to check on today's stacks."""
+
+
+def _unique(*objects: Any) -> List[Any]:
+    unique: List[Any] = []
+    for obj in objects:
+        if all(obj is not seen for seen in unique):
+            unique.append(obj)
+    return unique

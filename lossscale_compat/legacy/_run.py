@@ -1,0 +1,71 @@
+"""`lossscale-compat run SCRIPT [ARGS...]` and `run -m MODULE [ARGS...]`: a TF 2.4 program, unmodified."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from typing import List, Sequence
+
+USAGE = "usage: lossscale-compat run SCRIPT [ARGS...]  |  lossscale-compat run -m MODULE [ARGS...]"
+EXIT_USAGE = 2
+
+
+def main(argv: Sequence[str]) -> int:
+    """Runs the program as `__main__` with legacy mode on; returns its exit code."""
+    args: List[str] = list(argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stdout if args else sys.stderr)
+        return 0 if args else EXIT_USAGE
+    as_module = args[0] == "-m"
+    if as_module:
+        if len(args) < 2:
+            print("lossscale-compat run: -m needs a module name; " + USAGE, file=sys.stderr)
+            return EXIT_USAGE
+        target, program_args = args[1], args[2:]
+    else:
+        target, program_args = args[0], args[1:]
+        if not os.path.exists(target):
+            print(f"lossscale-compat run: no such script: {target}", file=sys.stderr)
+            return EXIT_USAGE
+    # Children started by the program (launchers, multi-worker jobs) inherit legacy mode too.
+    os.environ["LOSSSCALE_COMPAT_LEGACY"] = "1"
+    from lossscale_compat.legacy import install
+
+    install()
+    sys.argv = [target if not as_module else sys.argv[0], *program_args]
+    try:
+        if as_module:
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            sys.path[0] = os.path.dirname(os.path.abspath(target))  # as `python SCRIPT` would
+            runpy.run_path(target, run_name="__main__")
+    except SystemExit as stop:
+        return _exit_code(stop.code)
+    except BaseException as error:  # noqa: BLE001 - reported as Python would, from the user's frames
+        _print_user_traceback(error)
+        return 130 if isinstance(error, KeyboardInterrupt) else 1
+    return 0
+
+
+def _print_user_traceback(error: BaseException) -> None:
+    """Prints the traceback as `python SCRIPT` would: without our frames and runpy's in front."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    runners = {os.path.abspath(runpy.__file__), "<frozen runpy>"}
+
+    def ours(filename: str) -> bool:
+        return filename in runners or os.path.abspath(filename).startswith(package + os.sep)
+
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None and ours(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    sys.excepthook(type(error), error, tb)
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
