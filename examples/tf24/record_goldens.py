@@ -5,7 +5,10 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROGRAMS = ("custom_loop", "fit", "fixed_scale", "dynamic_loss_scale_object")
+PROGRAMS = ("custom_loop", "fit", "fixed_scale", "dynamic_loss_scale_object",
+            "legacy_names", "policy_fit", "mirrored", "restore_checkpoint")
+# Extra flags for the recording run: restore_checkpoint first writes the TF 2.4.0 checkpoint it resumes from.
+RECORDING_FLAGS = {"restore_checkpoint": ["--write-checkpoint"]}
 
 
 def main():
@@ -16,7 +19,8 @@ def main():
         sys.exit("record_goldens.py must run on TensorFlow 2.4.0, not %s" % tf.__version__)
     for name in PROGRAMS:
         golden = os.path.join(HERE, "goldens", name + ".json")
-        subprocess.run([sys.executable, os.path.join(HERE, name + ".py"), "--json", golden], check=True)
+        subprocess.run([sys.executable, os.path.join(HERE, name + ".py"), "--json", golden,
+                        *RECORDING_FLAGS.get(name, [])], check=True)
         print("wrote", os.path.relpath(golden))
     return 0
 

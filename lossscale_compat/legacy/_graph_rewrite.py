@@ -29,8 +29,8 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
     if policy.compute_dtype != policy.variable_dtype:
         raise ValueError(
             "The mixed precision graph rewrite cannot be enabled, because the global Keras dtype Policy has "
-            f'been set to a mixed precision policy ("{policy.name}"). Use one of the two, not both: the '
-            "policy (recommended) or the graph rewrite.")
+            f"been set to a mixed precision policy. Use one of the two, not both: the policy ({policy.name!r}, "
+            "recommended) or the graph rewrite.")
     if not isinstance(opt, tf.keras.optimizers.Optimizer):
         raise ValueError(f'"opt" must be an instance of a tf.keras.optimizers.Optimizer, but got: {opt}')
     wrapped = _optimizer.LossScaleOptimizer(opt, loss_scale)

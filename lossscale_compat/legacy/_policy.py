@@ -62,15 +62,22 @@ def set_policy(policy: Any) -> None:
     warn_deprecated(f"`{_PREFIX}.set_policy` was removed from TensorFlow after 2.8; the modern equivalent "
                     f"is `{_flavour.keras_public_prefix()}.set_global_policy({_policy_argument(policy)})`.",
                     "set_policy")
+    import tensorflow as tf
+
     from lossscale_compat.legacy import _graph_rewrite
 
-    if _graph_rewrite.enabled and policy is not None:
+    if policy is not None:
         stack_policy = policy if hasattr(policy, "compute_dtype") else _flavour.keras_policy_class()(policy)
-        if stack_policy.compute_dtype != stack_policy.variable_dtype:
+        if _graph_rewrite.enabled and stack_policy.compute_dtype != stack_policy.variable_dtype:
             raise ValueError(
                 f'The global dtype policy cannot be set to "{stack_policy.name}", because the mixed precision '
                 "graph rewrite has already been enabled. Use one of the two, not both: the policy "
                 "(recommended; call `disable_mixed_precision_graph_rewrite()` first) or the graph rewrite.")
+        if not tf.as_dtype(stack_policy.compute_dtype).is_floating:
+            raise ValueError(
+                "set_policy can only be used to set the global policy to floating-point policies, such as "
+                f'"float32" and "mixed_float16", but got policy: {stack_policy.name}. Pass the dtype to the '
+                "layers that need it instead.")
     tf_keras_mixed_precision().set_global_policy(policy)
 
 

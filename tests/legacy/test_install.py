@@ -1,0 +1,115 @@
+"""install()/uninstall(): TF 2.4's names come and go, TensorFlow is left exactly as it was, `keras` is untouched."""
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import lossscale_compat
+from lossscale_compat import _flavour
+from lossscale_compat.legacy import _namespaces
+
+
+def places():
+    """Every (object, name) legacy mode assigns to on this stack."""
+    return [(target, name) for target, name, _ in _namespaces.assignments(tf)] + [_flavour.keras_compile_hook()]
+
+
+def snapshot(places):
+    """Identity of what stands at each place, and of the import and warning machinery."""
+    state = {}
+    for target, name in places:
+        if target is sys.modules:
+            state[("sys.modules", name)] = sys.modules.get(name)
+        else:
+            state[(id(target), name)] = target.__dict__.get(name)
+    return state, list(sys.meta_path), list(warnings.filters)
+
+
+@pytest.fixture
+def legacy_mode():
+    lossscale_compat.install()
+    yield
+    lossscale_compat.uninstall()
+
+
+def test_uninstall_restores_tensorflow_exactly_and_both_are_idempotent():
+    where = places()
+    before = snapshot(where)
+    lossscale_compat.install()
+    lossscale_compat.install()
+    during = snapshot(where)
+    assert during[0] != before[0]
+    assert tf.mixed_precision.experimental.DynamicLossScale is lossscale_compat.DynamicLossScale
+    lossscale_compat.uninstall()
+    lossscale_compat.uninstall()
+    after = snapshot(where)
+    changed = [place for place, value in before[0].items() if after[0][place] is not value]
+    assert changed == []
+    assert after[1] == before[1] and after[2] == before[2]
+    assert "tensorflow.keras.mixed_precision.experimental" not in sys.modules
+    with pytest.raises(AttributeError):
+        tf.keras.mixed_precision.experimental  # noqa: B018
+
+
+def test_names_resolve_to_our_classes(legacy_mode):
+    from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+    assert mixed_precision.LossScaleOptimizer is lossscale_compat.LossScaleOptimizer
+    assert tf.keras.mixed_precision.LossScaleOptimizer is lossscale_compat.KerasLossScaleOptimizer
+    assert tf.train.experimental.FixedLossScale is lossscale_compat.FixedLossScale
+    # Today's names in the same namespaces still resolve to the stack's own.
+    assert tf.keras.mixed_precision.global_policy is _flavour_global_policy()
+    assert tf.train.experimental.PythonState is not None
+
+
+def _flavour_global_policy():
+    from lossscale_compat.legacy._policy import tf_keras_mixed_precision
+
+    return tf_keras_mixed_precision().global_policy
+
+
+@pytest.mark.skipif(not _flavour.has_keras3_loss_scaling(), reason="`import keras` is Keras 3 only on this stack")
+def test_modern_keras_code_keeps_keras3s_own_classes_and_algorithm(legacy_mode):
+    """A library that imports keras directly builds Keras 3's LossScaleOptimizer and trains with its contract."""
+    import keras
+
+    assert keras.mixed_precision.LossScaleOptimizer is _flavour.keras_loss_scale_optimizer()
+    assert not hasattr(keras.mixed_precision, "experimental")
+    optimizer = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(0.5), initial_scale=8.0)
+    variable = keras.Variable(np.float32(1.0))
+    iterations = []
+    for gradient in (1.0, np.inf, 1.0):
+        scaled = optimizer.scale_loss(tf.constant(1.0))
+        optimizer.apply_gradients([(tf.constant(np.float32(gradient)) * scaled, variable)])
+        iterations.append(int(optimizer.iterations.numpy()))
+    # Keras 3's own algorithm: the skipped step does not advance `iterations` (TF 2.4's did).
+    assert iterations == [1, 1, 2]
+    assert float(variable.numpy()) == pytest.approx(0.0)
+
+
+def test_compile_wraps_by_tf24s_rule_and_uninstall_restores_the_stacks():
+    """Under a TF 2.4 Policy with a fixed loss scale, compile wraps in ours; after uninstall, the stack decides."""
+    mixed_precision = None
+    lossscale_compat.install()
+    try:
+        mixed_precision = tf.keras.mixed_precision.experimental
+        mixed_precision.set_policy(mixed_precision.Policy("mixed_float16", loss_scale=128))
+        model = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+        assert isinstance(model.optimizer, lossscale_compat.KerasLossScaleOptimizer)
+        assert (model.optimizer.dynamic, float(model.optimizer.loss_scale)) == (False, 128.0)
+    finally:
+        if mixed_precision is not None:
+            mixed_precision.set_policy("float32")
+        lossscale_compat.uninstall()
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+        assert not isinstance(model.optimizer, lossscale_compat.KerasLossScaleOptimizer)
+        assert isinstance(model.optimizer, _flavour.keras_loss_scale_optimizer())
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
