@@ -59,7 +59,7 @@ def _print_user_traceback(error: BaseException) -> None:
     tb = error.__traceback__
     while tb is not None and tb.tb_next is not None and ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    sys.excepthook(type(error), error, tb)
+    sys.excepthook(type(error), error.with_traceback(tb), tb)
 
 
 def _exit_code(code: object) -> int:
