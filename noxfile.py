@@ -42,8 +42,10 @@ def example(session: nox.Session) -> None:
 @nox.session(python="3.11")
 @nox.parametrize("stack", list(STACKS))
 def bench(session: nox.Session, stack: str) -> None:
-    """Prints our optimizer's step time over the native Keras one's, on one stack."""
-    session.run("python", "bench/optimizer_overhead.py", env=install_stack(session, stack))
+    """Prints our optimizer's step time over the native Keras one's, and legacy mode's start-up cost, on one stack."""
+    env = install_stack(session, stack)
+    session.run("python", "bench/optimizer_overhead.py", env=env)
+    session.run("python", "bench/legacy_startup.py", env=env)
 
 
 def python_38() -> str:

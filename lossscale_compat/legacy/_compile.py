@@ -40,7 +40,9 @@ def hooked(original: Callable, method: str) -> Callable:
 
     @functools.wraps(original)
     def compile(self: Any, optimizer: Any = "rmsprop", *args: Any, **kwargs: Any) -> Any:  # Keras 3
-        kwargs.setdefault("auto_scale_loss", False)  # TF 2.4's rule below decides, `loss_scale=None` included
-        return original(self, wrap_for_policy(optimizer, self.dtype_policy), *args, **kwargs)
+        if "auto_scale_loss" in kwargs:  # modern code that asks for Keras 3's own rule gets it
+            return original(self, optimizer, *args, **kwargs)
+        # TF 2.4's rule decides instead of Keras 3's, `loss_scale=None` included.
+        return original(self, wrap_for_policy(optimizer, self.dtype_policy), *args, auto_scale_loss=False, **kwargs)
 
     return compile

@@ -113,3 +113,14 @@ def test_compile_wraps_by_tf24s_rule_and_uninstall_restores_the_stacks():
         assert isinstance(model.optimizer, _flavour.keras_loss_scale_optimizer())
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.mark.skipif(not _flavour.has_keras3_loss_scaling(), reason="auto_scale_loss is Keras 3's compile argument")
+def test_keras3_code_that_passes_auto_scale_loss_keeps_keras3s_wrapping(legacy_mode):
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse", auto_scale_loss=True)
+        assert type(model.optimizer) is _flavour.keras_loss_scale_optimizer()
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
