@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from lossscale_compat import _conversions, _flavour
+from lossscale_compat._optimizer import KerasLossScaleOptimizer
 
 
 class _Absent:
@@ -85,7 +86,7 @@ def _from_config(config: Dict[str, Any], custom_objects: Any) -> Tuple[Dict[str,
                 "`loss_scale` (TF <= 2.3); a serialized optimizer has `class_name` and `config`.")
         return _plain_optimizer(_conversions.deserialize_inner_optimizer(config, custom_objects))
     # Loaded exactly as `from_config` loads it, TF 2.4's defaults and checks included.
-    return _scaling_and_inner(_flavour.tf24_keras_loss_scale_optimizer().from_config(body, custom_objects),
+    return _scaling_and_inner(KerasLossScaleOptimizer.from_config(body, custom_objects),
                               custom_objects)
 
 

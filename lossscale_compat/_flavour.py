@@ -2,6 +2,7 @@
 
 Every gate tests whether a feature exists, never a version number. Everything
 else in the package asks this module instead of probing TensorFlow or Keras.
+It imports nothing of ours: the modules above it choose what to build from its answers.
 """
 
 from __future__ import annotations
@@ -62,16 +63,6 @@ def is_legacy_keras_optimizer(optimizer: Any) -> bool:
     except (AttributeError, ImportError):  # Keras 3 raises ImportError for `optimizers.legacy.*`
         return False
     return isinstance(optimizer, base)
-
-
-@functools.lru_cache(maxsize=None)
-def tf24_keras_loss_scale_optimizer() -> type:
-    """TF 2.4's Keras `LossScaleOptimizer` surface, built on the installed Keras's modern class."""
-    if has_keras3_loss_scaling():
-        from lossscale_compat._keras3_optimizer import KerasLossScaleOptimizer
-    else:
-        from lossscale_compat._keras2_optimizer import KerasLossScaleOptimizer
-    return KerasLossScaleOptimizer
 
 
 def deserialize_optimizer(config: Any, custom_objects: Any = None) -> Any:

@@ -7,7 +7,11 @@ from typing import Any
 from lossscale_compat import _conversions, _flavour, _loss_scale
 from lossscale_compat._deprecation import warn_deprecated
 
-KerasLossScaleOptimizer = _flavour.tf24_keras_loss_scale_optimizer()
+# TF 2.4's Keras surface, built on the installed Keras's modern LossScaleOptimizer.
+if _flavour.has_keras3_loss_scaling():
+    from lossscale_compat._keras3_optimizer import KerasLossScaleOptimizer
+else:
+    from lossscale_compat._keras2_optimizer import KerasLossScaleOptimizer
 
 
 class LossScaleOptimizer(KerasLossScaleOptimizer):

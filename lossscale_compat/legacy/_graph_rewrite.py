@@ -7,11 +7,11 @@ from typing import Any
 
 from lossscale_compat import _flavour
 from lossscale_compat._deprecation import warn_deprecated
+from lossscale_compat.legacy import _policy
 
 _PREFIX = "tf.train.experimental"
 _log = logging.getLogger("lossscale_compat")
 _said_no_gpu = False
-enabled = False
 
 
 def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") -> Any:
@@ -19,9 +19,7 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
     import tensorflow as tf
 
     from lossscale_compat import _optimizer
-    from lossscale_compat.legacy import _policy
 
-    global enabled
     warn_deprecated(f"`{_PREFIX}.enable_mixed_precision_graph_rewrite` was removed from TensorFlow after 2.8; "
                     f"the modern equivalent is `{_flavour.keras_public_prefix()}.set_global_policy("
                     "'mixed_float16')` with a LossScaleOptimizer.", "enable_mixed_precision_graph_rewrite")
@@ -35,7 +33,7 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
         raise ValueError(f'"opt" must be an instance of a tf.keras.optimizers.Optimizer, but got: {opt}')
     wrapped = _optimizer.LossScaleOptimizer(opt, loss_scale)
     tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
-    enabled = True
+    _policy.graph_rewrite_enabled = True
     _say_once_if_no_gpu()
     return wrapped
 
@@ -44,11 +42,10 @@ def disable_mixed_precision_graph_rewrite() -> None:
     """Turns the grappler rewrite off again; optimizers already wrapped stay wrapped, as in TF 2.4."""
     import tensorflow as tf
 
-    global enabled
     warn_deprecated(f"`{_PREFIX}.disable_mixed_precision_graph_rewrite` was removed from TensorFlow after "
                     "2.8; with a dtype policy there is nothing to disable.", "disable_mixed_precision_graph_rewrite")
     tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})
-    enabled = False
+    _policy.graph_rewrite_enabled = False
 
 
 def _say_once_if_no_gpu() -> None:

@@ -12,9 +12,8 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
-import types
 import warnings
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from lossscale_compat import _deprecation
 
@@ -22,26 +21,6 @@ _MISSING = object()
 _journal: List[Tuple[Any, str, Any]] = []  # (object or sys.modules, name, previous value or _MISSING)
 _finder: Optional["_AfterTensorFlowImport"] = None
 _installed = False
-
-
-class LegacyModule(types.ModuleType):
-    """A module of TF 2.4 names; with `stack_module` set, names it lacks come from the stack's own module."""
-
-    def __init__(self, name: str, names: Dict[str, Any], stack_module: Any = None):
-        super().__init__(name, f"TF 2.4's `{name}`, served by lossscale_compat's legacy mode.")
-        self.__dict__.update(names)
-        self.__dict__["_stack_module"] = stack_module
-        self.__path__: List[str] = []  # a package, so `import name.submodule` looks here
-
-    def __getattr__(self, name: str) -> Any:
-        stack_module = self.__dict__["_stack_module"]
-        if stack_module is None or name.startswith("__"):
-            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        return getattr(stack_module, name)
-
-    def __dir__(self) -> List[str]:
-        stack_module = self.__dict__["_stack_module"]
-        return sorted(set(self.__dict__) | set(dir(stack_module) if stack_module is not None else ()))
 
 
 def _set(target: Any, name: str, value: Any) -> None:

@@ -6,7 +6,7 @@ import sys
 from typing import Any, Dict, List, Tuple
 
 from lossscale_compat import _flavour
-from lossscale_compat.legacy._install import LegacyModule
+from lossscale_compat.legacy._module import LegacyModule
 
 Assignment = Tuple[Any, str, Any]  # (object, or sys.modules, name, value)
 

@@ -8,6 +8,7 @@ from lossscale_compat import _flavour, _loss_scale
 from lossscale_compat._deprecation import quiet, warn_deprecated
 
 _PREFIX = "tf.keras.mixed_precision.experimental"
+graph_rewrite_enabled = False  # set by the graph rewrite: TF 2.4 refused a mixed policy beside it
 
 
 class Policy(_flavour.keras_policy_class()):  # type: ignore[misc]
@@ -64,11 +65,9 @@ def set_policy(policy: Any) -> None:
                     "set_policy")
     import tensorflow as tf
 
-    from lossscale_compat.legacy import _graph_rewrite
-
     if policy is not None:
         stack_policy = policy if hasattr(policy, "compute_dtype") else _flavour.keras_policy_class()(policy)
-        if _graph_rewrite.enabled and stack_policy.compute_dtype != stack_policy.variable_dtype:
+        if graph_rewrite_enabled and stack_policy.compute_dtype != stack_policy.variable_dtype:
             raise ValueError(
                 f'The global dtype policy cannot be set to "{stack_policy.name}", because the mixed precision '
                 "graph rewrite has already been enabled. Use one of the two, not both: the policy "
