@@ -90,3 +90,73 @@ def _restore_optimizer(optimizer: Any, optimizer_key: str, keys: set, variables_
         for key in sorted(k for k in keys if k.startswith(slot_prefix)):
             slot = key[len(slot_prefix): -len(_VALUE)]
             assign(key, _slots.slot_variable(inner, variable, slot))
+
+
+# TF 2.4 hyperparameters its optimizers checkpointed as variables. Today they are constructor
+# arguments, so a TF 2.4 checkpoint's values for them have nowhere to go and are read and dropped.
+_TF24_HYPERPARAMETERS = frozenset({"decay", "momentum", "beta_1", "beta_2", "rho", "epsilon",
+                                   "initial_accumulator_value", "learning_rate_power",
+                                   "l1_regularization_strength", "l2_regularization_strength"})
+
+
+class TF24CheckpointNames:
+    """Lets `tf.train.Checkpoint(...).restore` and `load_weights` read TF 2.4.0's optimizer layout.
+
+    TF 2.4 checkpointed a loss-scale optimizer as its inner optimizer's state (`iter`,
+    `learning_rate`, hyperparameter variables) plus `loss_scale`, with slots attached to the
+    loss-scale optimizer. TensorFlow's restore asks the optimizer for each of those names
+    (`_lookup_dependency`) and for each slot (`_create_or_restore_slot_variable`); this answers
+    with today's variables. Slots of an optimizer not built yet are restored when it is built.
+    """
+
+    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
+        found = super()._lookup_dependency(name, cached_dependencies)  # type: ignore[misc]
+        if found is not None:
+            return found
+        inner = _flavour.wrapped_optimizer(self)
+        if inner is None:
+            return None
+        if name == "iter":
+            return inner.iterations
+        if name == "learning_rate" and _flavour.learning_rate_variable(inner) is not None:
+            return _flavour.learning_rate_variable(inner)
+        if name in _TF24_HYPERPARAMETERS or name == "learning_rate":
+            return self._tf24_dropped_value(name)
+        return None
+
+    def _tf24_dropped_value(self, name: str) -> Any:
+        """A variable that takes a TF 2.4 hyperparameter's checkpointed value, which today's config holds."""
+        dropped = self.__dict__.setdefault("_tf24_dropped_values", {})
+        if name not in dropped:
+            with tf.init_scope():
+                dropped[name] = tf.Variable(0.0, trainable=False, name=f"tf24_{name}")
+        return dropped[name]
+
+    def _create_or_restore_slot_variable(self, slot_variable_position: Any, slot_name: str, variable: Any,
+                                         slot_variable_shape: Any = None) -> Any:
+        inner = _flavour.wrapped_optimizer(self)
+        if _flavour.optimizer_is_built(inner):
+            return _tf24_slot(inner, variable, slot_name)
+        pending = self.__dict__.setdefault("_tf24_pending_slots", [])
+        pending.append((variable, slot_name, slot_variable_position))
+        return None
+
+    def _restore_tf24_slots(self) -> None:
+        """Restores slots read from a TF 2.4 checkpoint before the inner optimizer was built; it is now."""
+        pending = self.__dict__.pop("_tf24_pending_slots", None)
+        if not pending:
+            return
+        inner = _flavour.wrapped_optimizer(self)
+        with tf.init_scope():
+            for variable, slot_name, position in pending:
+                position.restore(_tf24_slot(inner, variable, slot_name))
+
+
+def _tf24_slot(inner: Any, variable: Any, slot_name: str) -> Any:
+    try:
+        return _slots.slot_variable(inner, variable, slot_name)
+    except (KeyError, ValueError) as error:
+        raise ValueError(
+            f"The checkpoint holds TF 2.4 slot {slot_name!r} of variable {variable.name!r}, but the inner "
+            f"optimizer {type(inner).__name__} keeps no such slot for it ({error}). Build the optimizer "
+            "exactly as the TF 2.4 code did before restoring.") from None

@@ -143,6 +143,11 @@ def keras_policy_class() -> type:
     return tf.keras.mixed_precision.Policy
 
 
+def keras_layer_class() -> type:
+    """The base layer class of the Keras that `tf.keras` resolves to."""
+    return tf.keras.layers.Layer
+
+
 def keras_compile_hook() -> Tuple[type, str]:
     """(Model class, method) where Keras decides whether `compile` wraps the optimizer for mixed_float16.
 

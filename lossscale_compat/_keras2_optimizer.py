@@ -11,12 +11,13 @@ from typing import Any
 
 import tensorflow as tf
 
-from lossscale_compat import _conversions, _flavour, _inner_access
+from lossscale_compat import _checkpoint, _conversions, _flavour, _inner_access
 
 _Keras2LossScaleOptimizer = _flavour.keras2_loss_scale_optimizer_for_new_optimizers()
 
 
-class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _Keras2LossScaleOptimizer):
+class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess,
+                              _Keras2LossScaleOptimizer):
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on Keras 2."""
 
     def __init__(self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None,
@@ -43,6 +44,10 @@ class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _Keras2LossSca
             # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients
             # provided"; Keras 2 raises first.
             tf.distribute.get_replica_context().merge_call(lambda _: self._loss_scale.update([]))
+        if self.__dict__.get("_tf24_pending_slots"):
+            with tf.init_scope():
+                self.inner_optimizer.build([variable for _, variable in grads_and_vars])
+            self._restore_tf24_slots()
         return super().apply_gradients(grads_and_vars, *args, **kwargs)
 
     def save_own_variables(self, store: Any) -> None:

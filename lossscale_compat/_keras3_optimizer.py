@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 
 import tensorflow as tf
 
-from lossscale_compat import _conversions, _flavour, _inner_access, _loss_scale, _strategy
+from lossscale_compat import _checkpoint, _conversions, _flavour, _inner_access, _loss_scale, _strategy
 
 _KerasLossScaleOptimizer = _flavour.keras_loss_scale_optimizer()
 
@@ -52,7 +52,8 @@ def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
     return grad * tf.cast(reciprocal, grad.dtype)
 
 
-class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _KerasLossScaleOptimizer):
+class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess,
+                              _KerasLossScaleOptimizer):
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on Keras 3."""
 
     def __init__(self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None,
@@ -200,6 +201,7 @@ class KerasLossScaleOptimizer(_inner_access.InnerOptimizerAccess, _KerasLossScal
             with tf.init_scope(), tf.name_scope(self.name):
                 self.build(trainable_variables)
             self.built = True
+            self._restore_tf24_slots()
         grads = list(grads)
         if not self._caller_unscaled:
             grads = self._unscale(grads)

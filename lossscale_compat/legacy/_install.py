@@ -56,12 +56,14 @@ def _apply() -> None:
     import tensorflow as tf
 
     from lossscale_compat import _flavour
-    from lossscale_compat.legacy import _compile, _namespaces
+    from lossscale_compat.legacy import _keras_hooks, _namespaces
 
     for target, name, value in _namespaces.assignments(tf):
         _set(target, name, value)
     model, method = _flavour.keras_compile_hook()
-    _set(model, method, _compile.hooked(getattr(model, method), method))
+    _set(model, method, _keras_hooks.hooked(getattr(model, method), method))
+    layer = _flavour.keras_layer_class()
+    _set(layer, "_lookup_dependency", _keras_hooks.tf24_checkpoint_names(layer._lookup_dependency))
 
 
 class _AfterTensorFlowImport(importlib.abc.MetaPathFinder):

@@ -15,9 +15,6 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tf24"
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
 # Programs whose weights pass through float16 kernels: compared to float16 precision (docs/goldens.md).
 FLOAT16_PROGRAMS = {"policy_fit"}
-NORMAL_API_RESTORE = pytest.mark.xfail(
-    strict=True, reason="restoring a TF 2.4.0 checkpoint through tf.train.Checkpoint(...).restore loses "
-    "iterations and slots on Keras 3 and raises on Keras 2 (issue: checkpoints through the normal API)")
 
 
 def run(program, tmp_path, *args):
@@ -52,8 +49,9 @@ def test_program_trains_as_on_tf24(program, tmp_path):
         assert got["policy"] == want["policy"]
 
 
-@NORMAL_API_RESTORE
 def test_program_resumes_from_a_tf24_checkpoint_as_on_tf24(tmp_path):
+    """`tf.train.Checkpoint(model=, optimizer=).restore` of TF 2.4.0's own checkpoint: weights, loss scale,
+    iterations and the momentum slots (made only at the first step after the restore) all come back."""
     want = golden("restore_checkpoint")
     got = run("restore_checkpoint", tmp_path)
     assert got["restored"]["loss_scale"] == want["restored"]["loss_scale"]

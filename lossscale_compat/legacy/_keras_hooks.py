@@ -1,4 +1,4 @@
-"""`Model.compile` wraps the optimizer as TF 2.4 did: with the Policy's loss scale, by TF 2.4's algorithm."""
+"""Where legacy mode changes Keras: `compile` wraps as TF 2.4 did, and layers answer to TF 2.4's checkpoint names."""
 
 from __future__ import annotations
 
@@ -46,3 +46,28 @@ def hooked(original: Callable, method: str) -> Callable:
         return original(self, wrap_for_policy(optimizer, self.dtype_policy), *args, auto_scale_loss=False, **kwargs)
 
     return compile
+
+
+def tf24_checkpoint_names(original: Callable) -> Callable:
+    """A `Layer._lookup_dependency` that also answers TF 2.4's checkpoint names, where today's Keras differs.
+
+    TF 2.4 named a model's layers `layer_with_weights-<i>` and a layer's variables by attribute
+    (`kernel`); Keras 3 tracks them as `_functional` and `_kernel`. Names Keras itself answers win.
+    """
+
+    @functools.wraps(original)
+    def _lookup_dependency(self: Any, name: str, cached_dependencies: Any = None) -> Any:
+        found = original(self, name, cached_dependencies)
+        if found is not None:
+            return found
+        if name.startswith("layer_with_weights-") and name[len("layer_with_weights-"):].isdigit():
+            with_weights = [layer for layer in getattr(self, "layers", ()) if layer.weights]
+            index = int(name[len("layer_with_weights-"):])
+            return with_weights[index] if index < len(with_weights) else None
+        value = getattr(type(self), name, None)
+        if isinstance(value, property):  # e.g. Keras 3's `Dense.kernel`, which reads `_kernel`
+            value = getattr(self, name, None)
+            return value if hasattr(value, "assign") else None
+        return None
+
+    return _lookup_dependency
