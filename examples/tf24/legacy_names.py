@@ -121,6 +121,27 @@ model.compile(optimizer=already, loss="mse")
 out["compile keeps a loss-scale optimizer"] = model.optimizer is already
 mixed_precision.set_policy("float32")
 
+# Config round trips of both optimizer forms, through Keras serialization.
+def round_trip(optimizer):
+    """What comes back from serialize/deserialize: its loss-scale settings and its class's TF 2.4 role."""
+    config = tf.keras.optimizers.serialize(optimizer)
+    restored = tf.keras.optimizers.deserialize(config)
+    settings = {"dynamic": bool(restored.dynamic), "initial_scale": float(restored.initial_scale),
+                "dynamic_growth_steps": restored.dynamic_growth_steps}
+    settings["experimental form"] = isinstance(restored, tf.keras.mixed_precision.experimental.LossScaleOptimizer)
+    settings["non-experimental form"] = isinstance(restored, tf.keras.mixed_precision.LossScaleOptimizer)
+    settings["inner learning rate"] = float(restored.inner_optimizer.learning_rate.numpy()) if hasattr(
+        restored.inner_optimizer.learning_rate, "numpy") else restored.inner_optimizer.learning_rate
+    return settings
+
+
+attempt("round trip of the experimental form with a FixedLossScale", lambda: round_trip(
+    mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.25), FixedLossScale(32))))
+attempt("round trip of the experimental form with a DynamicLossScale", lambda: round_trip(
+    mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.25), DynamicLossScale(128, 50))))
+attempt("round trip of the non-experimental form", lambda: round_trip(
+    tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.25), dynamic=False, initial_scale=4)))
+
 # The TF2 graph rewrite.
 rewritten = tf.train.experimental.enable_mixed_precision_graph_rewrite(tf.keras.optimizers.SGD(0.1), loss_scale=128)
 out["graph rewrite of SGD"] = {"wraps": rewritten.inner_optimizer.__class__.__name__,
