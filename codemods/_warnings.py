@@ -25,6 +25,9 @@ GRAPH_REWRITE_NOTE = "LSC108"
 SHIM_NOTE = "LSC109"
 DISABLE_REMOVED_NOTE = "LSC117"
 ITERATIONS_NOTE = "LSC118"
+OPTIMIZER_SHIM_NOTE = "LSC119"
+LOOP_SHIM_NOTE = "LSC120"
+SCALE_READ_NOTE = "LSC121"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -119,6 +122,23 @@ MESSAGES = {
         "schedule, EMA or gradient accumulation), so after the first skipped step it drifts from TF 2.4. "
         "To keep TF 2.4's numbers, use `lossscale_compat.KerasLossScaleOptimizer` here."
     ),
+    OPTIMIZER_SHIM_NOTE: (
+        "This `LossScaleOptimizer`'s loss scale cannot be proven equivalent to a modern construction "
+        "(it is only known at run time, a multiplier other than 2, a fixed scale Keras 3 cannot express "
+        "here, or `*args`), so the call now uses lossscale_compat's class with the same arguments, which "
+        "keeps TF 2.4's behaviour for any value."
+    ),
+    LOOP_SHIM_NOTE: (
+        "This file's custom loop calls `get_scaled_loss`/`get_unscaled_gradients` on an optimizer the "
+        "codemod cannot trace to this call, so the optimizer is built with "
+        "`lossscale_compat.KerasLossScaleOptimizer` (TF 2.4's contract, the same settings) rather than "
+        "Keras 3's class, and the loop keeps working unchanged."
+    ),
+    SCALE_READ_NOTE: (
+        "A model's loss-scale optimizer calls its current scale `dynamic_scale` on Keras 3 (TF 2.4's "
+        "`loss_scale`), so the read was renamed. With a fixed scale Keras 3 has no loss-scale optimizer: "
+        "read the inner optimizer's `loss_scale_factor` there instead."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -134,7 +154,8 @@ MESSAGES = {
 }
 
 # Codes that only annotate a rewrite; every other warning means a person has to look.
-NOTE_CODES = frozenset({GRAPH_REWRITE_NOTE, SHIM_NOTE, DISABLE_REMOVED_NOTE, ITERATIONS_NOTE})
+NOTE_CODES = frozenset({GRAPH_REWRITE_NOTE, SHIM_NOTE, DISABLE_REMOVED_NOTE, ITERATIONS_NOTE, OPTIMIZER_SHIM_NOTE,
+                        LOOP_SHIM_NOTE, SCALE_READ_NOTE})
 
 
 @dataclasses.dataclass(frozen=True)

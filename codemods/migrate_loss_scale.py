@@ -69,6 +69,13 @@ class _LossScale:
         self.value: Optional[_Expr] = value
 
 
+# Why an experimental LossScaleOptimizer call goes to lossscale_compat's class instead of being left alone.
+_SHIM_INSTEAD = frozenset({w.LOSS_SCALE_NOT_VISIBLE, w.MULTIPLIER_NOT_TWO, w.FIXED_SCALE_NOT_INLINE,
+                           w.FIXED_SCALE_NOT_EQUIVALENT, w.STAR_ARGS})
+# TF 2.4's non-experimental class, ours: the modern keyword arguments with TF 2.4's custom-loop contract.
+_LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
+
+
 def _number(node: _Expr) -> Optional[float]:
     """Returns the value of an int/float literal, else None."""
     if isinstance(node, (cst.Integer, cst.Float)):
@@ -233,6 +240,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         self._bindings = self._collect_bindings(node)
         sites: List[Tuple[_Expr, str]] = []
         loops: List[cst.Call] = []
+        self._optimizer_scale_reads: List[cst.Attribute] = []
         node.visit(_SiteCollector(self, sites, loops))
         self._folded: Set[cst.CSTNode] = set()
         self._kept_calls: Set[cst.CSTNode] = set()
@@ -255,21 +263,53 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                 decisions[site] = self._decide(site, _mapping.BY_OLD_NAME[old])
             except _Unsafe as unsafe:
                 self._folded = folded_before
+                row = _mapping.BY_OLD_NAME[old]
+                if row.rule == "loss_scale_optimizer" and unsafe.code in _SHIM_INSTEAD:
+                    decisions[site] = ("optimizer_shim", row.shim)  # the same arguments, TF 2.4's class
+                    continue
                 self._warn(site, unsafe.code)
                 decisions[site] = ("keep", None)
                 parent = self.get_metadata(ParentNodeProvider, site, None)
                 if isinstance(parent, cst.Call) and parent.func is site:
                     self._kept_calls.add(parent)
+        loops_kept = self.target == "keras3" and self._keep_loops_on_shim(decisions, loops)
         self._plan_imports(decisions)
         for site, (kind, payload) in decisions.items():
             self._apply_decision(site, kind, payload)
-        if self.target == "keras3":
+        if self.target == "keras3" and not loops_kept:
             for call in loops:
                 self._plan_loop(call)
+        if self.target == "keras3" and sites:
+            for read in self._optimizer_scale_reads:
+                self._plan_scale_read(read)
         self._plan_drops()
         self.findings.sort(key=lambda f: (f.line, f.col, f.code))
         for finding in self.findings:
             self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
+        return True
+
+    def _keep_loops_on_shim(self, decisions: Dict[_Expr, Tuple[str, object]], loops: List[cst.Call]) -> bool:
+        """Builds this file's TF 2.4 optimizers with our class when its custom loop cannot be rewritten.
+
+        Keras 3's class has no `get_scaled_loss`/`get_unscaled_gradients`, so rewriting the construction
+        while leaving such a call would leave a file that fails at run time. Returns whether it did.
+        """
+        built = {payload[0] for kind, payload in decisions.values() if kind in ("wrap", "fixed_factor")}
+        if not loops or not built:
+            return False
+        self._lso_calls = built
+        provable = all(isinstance(call.func, cst.Attribute) and self._is_migrated_optimizer(call.func.value)
+                       for call in loops)
+        self._lso_calls = set()
+        if provable:
+            return False
+        for site, (kind, payload) in list(decisions.items()):
+            if kind not in ("wrap", "fixed_factor"):
+                continue
+            call, opt, scale = payload[:3]
+            row = payload[4] if kind == "wrap" else payload[3]  # (call, opt, scale, name, row) / (..., row, compiles)
+            if row.rule == "loss_scale_optimizer":
+                decisions[site] = ("loop_shim", (call, opt, scale, _LOOP_SHIM, row))
         return True
 
     def _inside_kept_call(self, node: cst.CSTNode) -> bool:
@@ -645,9 +685,9 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                     self._blocked_bindings.add(name)
                     continue
                 new_names = {
-                    payload for _, kind, payload in uses if kind in ("rename", "shim")
+                    payload for _, kind, payload in uses if kind in ("rename", "shim", "optimizer_shim")
                 } | {
-                    payload[3] for _, kind, payload in uses if kind == "wrap"
+                    payload[3] for _, kind, payload in uses if kind in ("wrap", "loop_shim")
                 } | {
                     payload[2] for _, kind, payload in uses if kind == "policy"
                 }
@@ -726,6 +766,14 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             if kind == "shim":
                 self._warn(site, w.SHIM_NOTE)
             return
+        if kind == "optimizer_shim":
+            self._replace[site] = self.spell(payload, site)
+            self._warn(site, w.OPTIMIZER_SHIM_NOTE)
+            return
+        if kind == "loop_shim":
+            self._apply(site, "wrap", payload)
+            self._warn(site, w.LOOP_SHIM_NOTE)
+            return
         if kind == "layer_policy":
             self._replace[self.get_metadata(ParentNodeProvider, site)] = ("layer_policy", payload)
             return
@@ -753,7 +801,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             self._lso_calls.add(call)
             if row.rule == "graph_rewrite":
                 self._warn(site, w.GRAPH_REWRITE_NOTE)
-            if self.target == "keras3" and scale.dynamic and self._reads_iterations(opt.value):
+            if self.target == "keras3" and scale.dynamic and new_name != _LOOP_SHIM and self._reads_iterations(opt.value):
                 self._warn(site, w.ITERATIONS_NOTE)
             return
         if kind == "fixed_factor":
@@ -819,6 +867,16 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             self._plan_unscaled(call)
         except _Unsafe as unsafe:
             self._warn(call, unsafe.code)
+
+    def _plan_scale_read(self, read: cst.Attribute) -> None:
+        """`<model>.optimizer.loss_scale` -> `.dynamic_scale`: the name of the current scale on Keras 3."""
+        parent = self.get_metadata(ParentNodeProvider, read, None)
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) or (
+                isinstance(parent, cst.Call) and parent.func is read):
+            self._warn(read, w.UNSUPPORTED_USE)
+            return
+        self._replace[read] = ("attr", "dynamic_scale")
+        self._warn(read, w.SCALE_READ_NOTE)
 
     def _plan_unscaled(self, call: cst.Call) -> None:
         assign = self.get_metadata(ParentNodeProvider, call)
@@ -1074,6 +1132,13 @@ class _SiteCollector(cst.CSTVisitor):
             self.loops.append(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if (
+            node.attr.value == "loss_scale"
+            and isinstance(node.value, cst.Attribute)
+            and node.value.attr.value == "optimizer"
+            and not self.command.is_suppressed(node)
+        ):
+            self.command._optimizer_scale_reads.append(node)
         return self._site(node)
 
     def visit_Name(self, node: cst.Name) -> bool:

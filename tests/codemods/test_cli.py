@@ -15,7 +15,7 @@ from codemods import _warnings as w
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LEGACY = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
 MODERN = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n"
-WARNS = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, scale)\n"
+WARNS = b"import tensorflow as tf\nopt = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, scale)\n"
 
 
 def run(*args, cwd, stdin=None):
@@ -89,14 +89,14 @@ def test_warnings_mean_exit_one_even_after_write(tree):
     (tree / "w.py").write_bytes(WARNS)
     done = run("w.py", "--write", cwd=tree)
     assert done.returncode == 1
-    assert f"w.py:2:7: {w.LOSS_SCALE_NOT_VISIBLE} {w.MESSAGES[w.LOSS_SCALE_NOT_VISIBLE]}".encode() in done.stderr
+    assert f"w.py:2:7: {w.TF1_LOSS_SCALE_OPTIMIZER} {w.MESSAGES[w.TF1_LOSS_SCALE_OPTIMIZER]}".encode() in done.stderr
 
 
 def test_report_schema_and_line_numbers_after_write(tree):
     (tree / "w.py").write_bytes(
         b"from tensorflow.keras.mixed_precision import experimental as mpx\n"
         b"a = mpx.LossScaleOptimizer(opt, 'dynamic')\n"
-        b"b = mpx.LossScaleOptimizer(opt, scale)\n"
+        b"b = isinstance(opt, mpx.LossScaleOptimizer)\n"
     )
     done = run("--write", "--report", "r.json", "w.py", "legacy.py", cwd=tree)
     assert done.returncode == 1
@@ -108,7 +108,7 @@ def test_report_schema_and_line_numbers_after_write(tree):
     (warning,) = by_path["w.py"]["warnings"]
     assert set(warning) == {"line", "col", "code", "message"}
     lines = (tree / "w.py").read_text().splitlines()
-    assert lines[warning["line"] - 1] == "b = mpx.LossScaleOptimizer(opt, scale)"
+    assert lines[warning["line"] - 1] == "b = isinstance(opt, mpx.LossScaleOptimizer)"
     assert report["summary"]["changed"] == 2
 
 
@@ -116,9 +116,9 @@ def test_json_and_github_formats(tree):
     (tree / "w.py").write_bytes(WARNS)
     done = run("--check", "--format", "json", "w.py", cwd=tree)
     report = json.loads(done.stdout)
-    assert report["files"][0]["warnings"][0]["code"] == w.LOSS_SCALE_NOT_VISIBLE
+    assert report["files"][0]["warnings"][0]["code"] == w.TF1_LOSS_SCALE_OPTIMIZER
     done = run("--format", "github", "--check", "w.py", cwd=tree)
-    assert f"::warning file=w.py,line=2,col=7,title={w.LOSS_SCALE_NOT_VISIBLE}::".encode() in done.stderr
+    assert f"::warning file=w.py,line=2,col=7,title={w.TF1_LOSS_SCALE_OPTIMIZER}::".encode() in done.stderr
 
 
 def test_stdin_is_byte_exact(tree):
@@ -186,7 +186,7 @@ def _cell(kind, source):
 NOTEBOOK = _notebook_bytes([
     _cell("code", "import tensorflow as tf\n"),
     _cell("markdown", "# Training"),
-    _cell("code", "x = 1\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, scale)"),
+    _cell("code", "x = 1\no = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(o, scale)"),
 ])
 
 
@@ -198,8 +198,8 @@ def test_report_gives_notebook_warnings_their_cell(tree):
     by_path = {entry["path"]: entry for entry in report["files"]}
     (warning,) = by_path["nb.ipynb"]["warnings"]
     assert warning == {
-        "cell": 2, "line": 2, "col": 5, "code": w.LOSS_SCALE_NOT_VISIBLE,
-        "message": w.MESSAGES[w.LOSS_SCALE_NOT_VISIBLE],
+        "cell": 2, "line": 2, "col": 5, "code": w.TF1_LOSS_SCALE_OPTIMIZER,
+        "message": w.MESSAGES[w.TF1_LOSS_SCALE_OPTIMIZER],
     }
     assert by_path["legacy.py"]["warnings"] == []
     (tree / "w.py").write_bytes(WARNS)
@@ -210,8 +210,8 @@ def test_report_gives_notebook_warnings_their_cell(tree):
 def test_text_and_github_formats_name_the_notebook_cell(tree):
     (tree / "nb.ipynb").write_bytes(NOTEBOOK)
     done = run("--check", "nb.ipynb", cwd=tree)
-    message = w.MESSAGES[w.LOSS_SCALE_NOT_VISIBLE]
-    assert f"nb.ipynb[cell 2]:2:5: {w.LOSS_SCALE_NOT_VISIBLE} {message}\n".encode() in done.stderr
+    message = w.MESSAGES[w.TF1_LOSS_SCALE_OPTIMIZER]
+    assert f"nb.ipynb[cell 2]:2:5: {w.TF1_LOSS_SCALE_OPTIMIZER} {message}\n".encode() in done.stderr
     done = run("--check", "--format", "github", "nb.ipynb", cwd=tree)
-    expected = f"::warning file=nb.ipynb,title={w.LOSS_SCALE_NOT_VISIBLE}::nb.ipynb[cell 2]:2:5: {message}\n"
+    expected = f"::warning file=nb.ipynb,title={w.TF1_LOSS_SCALE_OPTIMIZER}::nb.ipynb[cell 2]:2:5: {message}\n"
     assert expected.encode() in done.stderr

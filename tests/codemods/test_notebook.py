@@ -55,9 +55,9 @@ def test_notebook_with_unreproducible_layout_is_skipped():
 
 
 def test_notebook_warning_lines_count_within_the_cell():
-    cells = [_code("import tensorflow as tf\n"), _code("x = 1\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)")]
+    cells = [_code("import tensorflow as tf\n"), _code("x = 1\no = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(o, s)")]
     result = migrate_notebook(_notebook(cells))
-    assert [(f.line, f.code) for f in result.findings] == [(2, w.LOSS_SCALE_NOT_VISIBLE)]
+    assert [(f.line, f.code) for f in result.findings] == [(2, w.TF1_LOSS_SCALE_OPTIMIZER)]
 
 
 def _markdown(source):
@@ -69,14 +69,14 @@ def test_notebook_warnings_name_their_cell():
     cells = [
         _code("import tensorflow as tf\n"),
         _markdown("tf.keras.mixed_precision.experimental"),
-        _code("%matplotlib inline\nx = 1\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, s)"),
-        _code("y = 2\n\nz = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, t)"),
+        _code("%matplotlib inline\nx = 1\no = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(o, s)"),
+        _code("y = 2\n\nz = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(o, t)"),
     ]
     result = migrate_notebook(_notebook(cells))
     assert result.status == "unchanged"
     assert [(f.cell, f.line, f.col, f.code) for f in result.findings] == [
-        (2, 3, 4, w.LOSS_SCALE_NOT_VISIBLE),
-        (3, 3, 4, w.LOSS_SCALE_NOT_VISIBLE),
+        (2, 3, 4, w.TF1_LOSS_SCALE_OPTIMIZER),
+        (3, 3, 4, w.TF1_LOSS_SCALE_OPTIMIZER),
     ]
 
 
@@ -84,24 +84,24 @@ def test_notebook_warning_lines_after_the_run_follow_the_new_cells():
     """Should place each warning in the migrated cell, after added imports and removed lines."""
     cells = [
         _code("a = mpx.LossScaleOptimizer(o, 'dynamic')\n"
-              "b = mpx.LossScaleOptimizer(o, s)"),
+              "b = isinstance(o, mpx.LossScaleOptimizer)"),
         _code("from tensorflow.keras.mixed_precision import experimental as mpx\n"
               "from tensorflow.train.experimental import disable_mixed_precision_graph_rewrite\n"
               "disable_mixed_precision_graph_rewrite()\n"
-              "c = mpx.LossScaleOptimizer(o, s)"),
+              "c = isinstance(o, mpx.LossScaleOptimizer)"),
     ]
     result = migrate_notebook(_notebook(cells))
     assert result.status == "changed"
     before = [(f.cell, f.line, f.code) for f in result.findings]
     assert before == [
-        (0, 2, w.LOSS_SCALE_NOT_VISIBLE), (1, 3, w.DISABLE_REMOVED_NOTE), (1, 4, w.LOSS_SCALE_NOT_VISIBLE),
+        (0, 2, w.UNSUPPORTED_USE), (1, 3, w.DISABLE_REMOVED_NOTE), (1, 4, w.UNSUPPORTED_USE),
     ]
     new_cells = json.loads(result.new)["cells"]
-    assert new_cells[0]["source"] == "import keras\n\na = keras.mixed_precision.LossScaleOptimizer(o)\nb = mpx.LossScaleOptimizer(o, s)"
-    assert new_cells[1]["source"] == "from tensorflow.keras.mixed_precision import experimental as mpx\nc = mpx.LossScaleOptimizer(o, s)"
+    assert new_cells[0]["source"] == "import keras\n\na = keras.mixed_precision.LossScaleOptimizer(o)\nb = isinstance(o, mpx.LossScaleOptimizer)"
+    assert new_cells[1]["source"] == "from tensorflow.keras.mixed_precision import experimental as mpx\nc = isinstance(o, mpx.LossScaleOptimizer)"
     after = [(f.cell, f.line, f.code) for f in result.new_findings]
     assert after == [
-        (0, 4, w.LOSS_SCALE_NOT_VISIBLE), (1, 2, w.DISABLE_REMOVED_NOTE), (1, 2, w.LOSS_SCALE_NOT_VISIBLE),
+        (0, 4, w.UNSUPPORTED_USE), (1, 2, w.DISABLE_REMOVED_NOTE), (1, 2, w.UNSUPPORTED_USE),
     ]
 
 

@@ -87,10 +87,13 @@ def test_lso_fixed_scale_keras3_inline_optimizer_gets_loss_scale_factor():
     )
 
 
-def test_lso_fixed_scale_keras3_optimizer_variable_warns():
-    """Should warn and leave it, since the optimizer is built elsewhere."""
-    source = "import tensorflow as tf\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 128)\n"
-    check(source, source, codes=[w.FIXED_SCALE_NOT_INLINE])
+def test_lso_fixed_scale_keras3_optimizer_variable_goes_to_the_shim():
+    """The optimizer is built elsewhere, so Keras 3's `loss_scale_factor` cannot be set: TF 2.4's class keeps it."""
+    check(
+        "import tensorflow as tf\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 128)\n",
+        "import tensorflow as tf\nimport lossscale_compat\n\no = lossscale_compat.LossScaleOptimizer(opt, 128)\n",
+        codes=[w.OPTIMIZER_SHIM_NOTE],
+    )
 
 
 def test_from_import_is_rewritten_in_place():
@@ -292,8 +295,6 @@ def test_custom_loop_other_use_warns():
         "def step(self, l):\n    return self.optimizer.get_scaled_loss(l)\n",
         # a name bound to something that is not a TF 2.4 LossScaleOptimizer
         "opt = make_optimizer()\nscaled = opt.get_scaled_loss(l)\n",
-        # a name bound twice: which object it is depends on the path taken
-        "import tensorflow as tf\n" + _LSO_LINE + "opt = other\nscaled = opt.get_scaled_loss(l)\n",
         "def step(opt, g, vs):\n    g = opt.get_unscaled_gradients(g)\n    opt.apply_gradients(zip(g, vs))\n",
     ],
 )
@@ -301,6 +302,20 @@ def test_custom_loop_unproven_receiver_is_left_alone_with_warning(source):
     new, codes = migrate(source)
     assert new == source.replace(_LSO_LINE, _LSO_LINE_AFTER)
     assert codes == [w.RECEIVER_NOT_PROVEN]
+
+
+def test_custom_loop_that_cannot_be_traced_keeps_the_files_optimizers_on_tf24s_class():
+    """A name bound twice: the loop's calls stay valid because the optimizers are built with our class."""
+    before = ("import tensorflow as tf\n"
+              "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n"
+              "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 1024)\n"
+              "scaled = opt.get_scaled_loss(l)\n")
+    after = ("import tensorflow as tf\nimport lossscale_compat\n\n"
+             "opt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+             "opt = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(), 1024)\n"
+             "scaled = opt.get_scaled_loss(l)\n")
+    # The fixed scale cannot become `loss_scale_factor` (the name is rebound), so it keeps TF 2.4's class as is.
+    check(before, after, codes=[w.LOOP_SHIM_NOTE, w.OPTIMIZER_SHIM_NOTE])
 
 
 def test_custom_loop_receiver_bound_in_enclosing_scope_is_proven():
@@ -315,17 +330,33 @@ def test_custom_loop_untouched_on_tf_keras():
 
 
 @pytest.mark.parametrize(
-    "scale, code",
+    "scale, after, codes",
     [
-        ("my_scale", w.LOSS_SCALE_NOT_VISIBLE),
-        ("tf.mixed_precision.experimental.DynamicLossScale(multiplier=3)", w.MULTIPLIER_NOT_TWO),
-        ("*args", w.STAR_ARGS),
-        ("{'class_name': 'Other', 'config': {}}", w.LOSS_SCALE_NOT_VISIBLE),
+        ("my_scale", "my_scale", [w.OPTIMIZER_SHIM_NOTE]),
+        ("tf.mixed_precision.experimental.DynamicLossScale(multiplier=3)",
+         "lossscale_compat.DynamicLossScale(multiplier=3)", [w.OPTIMIZER_SHIM_NOTE, w.SHIM_NOTE]),
+        ("*args", "*args", [w.OPTIMIZER_SHIM_NOTE]),
+        ("{'class_name': 'Other', 'config': {}}", "{'class_name': 'Other', 'config': {}}", [w.OPTIMIZER_SHIM_NOTE]),
     ],
 )
-def test_lso_unreadable_loss_scale_warns_and_leaves_call(scale, code):
-    source = f"import tensorflow as tf\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, {scale})\n"
-    check(source, source, codes=[code])
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_lso_unprovable_loss_scale_goes_to_the_shim_with_the_same_arguments(scale, after, codes, target):
+    """lossscale_compat's class keeps TF 2.4's behaviour for whatever the value is at run time."""
+    check(
+        f"import tensorflow as tf\no = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, {scale})\n",
+        f"import tensorflow as tf\nimport lossscale_compat\n\no = lossscale_compat.LossScaleOptimizer(opt, {after})\n",
+        target,
+        codes=codes,
+    )
+
+
+def test_lso_from_import_goes_to_the_shim_import():
+    check(
+        "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer\n"
+        "o = LossScaleOptimizer(opt, my_scale)\n",
+        "from lossscale_compat import LossScaleOptimizer\no = LossScaleOptimizer(opt, my_scale)\n",
+        codes=[w.OPTIMIZER_SHIM_NOTE],
+    )
 
 
 def test_rebound_name_is_never_rewritten():
@@ -386,10 +417,12 @@ _FIXED = "tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.opti
 
 
 @pytest.mark.parametrize("value", ["3", "100", "0.3", "1e-50"])
-def test_fixed_scale_keras3_not_power_of_two_warns(value):
+def test_fixed_scale_keras3_not_power_of_two_goes_to_the_shim(value):
     """Keras 3 divides by `loss_scale_factor`; TF 2.4 multiplied by the reciprocal, equal only for 2**k."""
     source = f"import tensorflow as tf\no = {_FIXED.format(value)}\n"
-    check(source, source, codes=[w.FIXED_SCALE_NOT_EQUIVALENT])
+    after = ("import tensorflow as tf\nimport lossscale_compat\n\n"
+             f"o = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), {value})\n")
+    check(source, after, codes=[w.OPTIMIZER_SHIM_NOTE])
     assert migrate(source, "tf_keras")[0] != source
 
 
@@ -440,9 +473,11 @@ def test_fixed_scale_keras3_inline_in_compile():
         "opt = None",  # bound twice
     ],
 )
-def test_fixed_scale_keras3_unseen_compile_warns(use):
+def test_fixed_scale_keras3_unseen_compile_goes_to_the_shim(use):
     source = f"import tensorflow as tf\nopt = {_FIXED.format(128)}\n{use}\n"
-    check(source, source, codes=[w.FIXED_SCALE_NOT_EQUIVALENT])
+    after = ("import tensorflow as tf\nimport lossscale_compat\n\n"
+             f"opt = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 128)\n{use}\n")
+    check(source, after, codes=[w.OPTIMIZER_SHIM_NOTE])
 
 
 @pytest.mark.parametrize(
@@ -768,3 +803,18 @@ def test_no_iterations_note_for_a_fixed_scale():
         "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.Adam(), 128)\n",
         "import tensorflow as tf\nopt = tf.keras.optimizers.Adam(loss_scale_factor=128)\n",
     )
+
+
+def test_a_models_optimizer_scale_read_is_renamed_on_keras3():
+    """`model.optimizer.loss_scale` is Keras 3's `dynamic_scale`; assignments are not reads and are left alone."""
+    before = """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')
+        print(float(self.model.optimizer.loss_scale))
+        model.optimizer.loss_scale = 3
+        """
+    new, codes = migrate(before)
+    assert "print(float(self.model.optimizer.dynamic_scale))\n" in new
+    assert "model.optimizer.loss_scale = 3\n" in new
+    assert codes == [w.SCALE_READ_NOTE, w.UNSUPPORTED_USE]
+    assert migrate(before, "tf_keras")[0].count(".optimizer.loss_scale") == 2
