@@ -28,6 +28,7 @@ ITERATIONS_NOTE = "LSC118"
 OPTIMIZER_SHIM_NOTE = "LSC119"
 LOOP_SHIM_NOTE = "LSC120"
 SCALE_READ_NOTE = "LSC121"
+IMPORT_KEPT = "LSC122"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -138,6 +139,11 @@ MESSAGES = {
         "A model's loss-scale optimizer calls its current scale `dynamic_scale` on Keras 3 (TF 2.4's "
         "`loss_scale`), so the read was renamed. With a fixed scale Keras 3 has no loss-scale optimizer: "
         "read the inner optimizer's `loss_scale_factor` there instead."
+    ),
+    IMPORT_KEPT: (
+        "This import names a TF 2.4 mixed-precision module or name that today's TensorFlow lacks, and it "
+        "stays because some of its uses were left alone (see their warnings). Instead, migrate those uses "
+        "by hand, or run the code unmodified with `lossscale-compat run`."
     ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "

@@ -76,6 +76,13 @@ _SHIM_INSTEAD = frozenset({w.LOSS_SCALE_NOT_VISIBLE, w.MULTIPLIER_NOT_TWO, w.FIX
 _LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
 
 
+def _root(node: cst.CSTNode) -> cst.CSTNode:
+    """The leftmost name of a dotted expression (`tf` in `tf.keras.X`)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node
+
+
 def _number(node: _Expr) -> Optional[float]:
     """Returns the value of an int/float literal, else None."""
     if isinstance(node, (cst.Integer, cst.Float)):
@@ -283,6 +290,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             for read in self._optimizer_scale_reads:
                 self._plan_scale_read(read)
         self._plan_drops()
+        self._warn_kept_imports(decisions)
         self.findings.sort(key=lambda f: (f.line, f.col, f.code))
         for finding in self.findings:
             self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
@@ -311,6 +319,19 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             if row.rule == "loss_scale_optimizer":
                 decisions[site] = ("loop_shim", (call, opt, scale, _LOOP_SHIM, row))
         return True
+
+    def _warn_kept_imports(self, decisions: Dict[_Expr, Tuple[str, object]]) -> None:
+        """Warns on each import of a TF 2.4 name that stays because some use of it was left alone."""
+        covered = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
+        covered |= {_root(node) for node in self._folded}
+        for name, (qualified, statement, _alias) in self._bindings.items():
+            if qualified not in _mapping.LEGACY_MODULES and qualified not in _mapping.BY_OLD_NAME:
+                continue
+            if qualified.startswith("tensorflow.compat.v1."):
+                continue  # TensorFlow still ships its v1 compat API; the import resolves
+            references = [ref.node for access in self._global[name] for ref in access.references]
+            if any(node not in covered for node in references):
+                self._warn(statement, w.IMPORT_KEPT)
 
     def _inside_kept_call(self, node: cst.CSTNode) -> bool:
         parent = self.get_metadata(ParentNodeProvider, node, None)
@@ -478,6 +499,8 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         if call is None:
             if row.rule == "policy":
                 return ("rename", _mapping.replacement(row, self.target))
+            if row.rule == "loss_scale_optimizer" and isinstance(parent, cst.Attribute) and parent.value is site:
+                return ("optimizer_shim", row.shim)  # `LossScaleOptimizer.from_config(...)`
             raise _Unsafe(w.UNSUPPORTED_USE)
         params, required = _RULE_PARAMS[row.rule]
         bound = _bind(call.args, params, required)
@@ -1132,6 +1155,10 @@ class _SiteCollector(cst.CSTVisitor):
             self.loops.append(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if node.attr.value == "loss_scale" and isinstance(node.value, cst.Call):
+            names = self.command.qualified(node.value.func)
+            if any(name.endswith(".global_policy") and name in _mapping.BY_OLD_NAME for name in names):
+                self.command._warn(node, w.POLICY_LOSS_SCALE)  # a modern policy has no loss scale
         if (
             node.attr.value == "loss_scale"
             and isinstance(node.value, cst.Attribute)
@@ -1171,7 +1198,11 @@ class _SiteCollector(cst.CSTVisitor):
                     command._warn(node, w.UNSUPPORTED_USE)
                 return True
             if depth > 0:
-                command._warn(node, w.UNSUPPORTED_USE)
+                row = _mapping.BY_OLD_NAME[name]
+                if depth == 1 and row.shim and isinstance(node, cst.Attribute) and node.attr.value == "from_config":
+                    self.sites.append((prefix, name))  # `Class.from_config(...)`: our class reads TF 2.4 configs
+                else:
+                    command._warn(node, w.UNSUPPORTED_USE)
                 return True
             self.sites.append((node, name))
             return True

@@ -67,16 +67,21 @@ _LOSS_SCALE_NOTE = {
     ),
 }
 
+# The private module TF <= 2.3 code imported directly (Horovod, OpenNMT and NVIDIA's examples among them).
+_PRIVATE_EXPERIMENTAL = "tensorflow.python.keras.mixed_precision.experimental"
+
 _KERAS_EXPERIMENTAL = (
     "tensorflow.keras.mixed_precision.experimental",
     "tensorflow.compat.v1.keras.mixed_precision.experimental",
     "tensorflow.compat.v2.keras.mixed_precision.experimental",
+    f"{_PRIVATE_EXPERIMENTAL}.loss_scale_optimizer",
 )
 
 # Policy, set_policy, global_policy and get_layer_policy were not exported to tf.compat.v1.keras.
 _KERAS_POLICY_NAMESPACES = (
     "tensorflow.keras.mixed_precision.experimental",
     "tensorflow.compat.v2.keras.mixed_precision.experimental",
+    f"{_PRIVATE_EXPERIMENTAL}.policy",
 )
 
 # Where TF 2.4 exported enable_/disable_mixed_precision_graph_rewrite.

@@ -591,7 +591,7 @@ def test_disable_graph_rewrite_value_used_keeps_from_import():
         from tensorflow.train.experimental import disable_mixed_precision_graph_rewrite
         done = disable_mixed_precision_graph_rewrite()
         """
-    check(source, source, codes=[w.DISABLE_VALUE_USED])
+    check(source, source, codes=[w.IMPORT_KEPT, w.DISABLE_VALUE_USED])
 
 
 @pytest.mark.parametrize(
