@@ -66,7 +66,7 @@ def _keras3_fixed_scale(inner: Any, inner_config: Dict[str, Any], value: Any) ->
                          "loss scale. Keep lossscale_compat.LossScaleOptimizer, or use a dynamic scale.")
     if not _mapping.is_exact_loss_scale_factor(value):
         raise ValueError(f"A fixed loss scale of {value!r} is not a power of two: Keras 3 divides by its "
-                         "`loss_scale_factor` where TF 2.4 multiplied by the reciprocal, so gradients would "
+                         "`loss_scale_factor` where TF 2.4 multiplied by the reciprocal, so gradients can "
                          "differ in the last bit; the codemod leaves it alone (LSC114). Use a power of two, or "
                          "keep lossscale_compat.LossScaleOptimizer.")
     return type(inner).from_config(dict(inner_config, loss_scale_factor=float(value)))
