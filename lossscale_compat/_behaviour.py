@@ -173,9 +173,11 @@ def _scale(optimizer: Any, idiom: str, loss: tf.Tensor) -> tf.Tensor:
 
 
 def _make_step(optimizer: Any, variables: List[tf.Variable], jit_compile: bool) -> Callable:
+    """One training step on the stream's `index`-th gradients; returns the step's record packed in one vector."""
     idiom = _idiom(optimizer)
 
-    def step(gradients: List[tf.Tensor]) -> Tuple[Any, ...]:
+    def step(index: tf.Tensor, stream: List[tf.Tensor]) -> tf.Tensor:
+        gradients = [gradient[index] for gradient in stream]
         before = [tf.identity(v) for v in variables]
         with tf.GradientTape() as tape:
             loss = tf.add_n([tf.reduce_sum(g * v) for g, v in zip(gradients, variables)])
@@ -186,8 +188,11 @@ def _make_step(optimizer: Any, variables: List[tf.Variable], jit_compile: bool) 
         optimizer.apply_gradients(zip(grads, variables))
         after = [tf.identity(v) for v in variables]
         changed = tf.reduce_any(tf.stack([tf.reduce_any(tf.not_equal(b, a)) for b, a in zip(before, after)]))
-        scale = tf.cast(_scale(optimizer, idiom, tf.constant(1.0)), tf.float32)
-        return (scale, tf.logical_not(changed), tf.cast(optimizer.iterations, tf.int64), *after)
+        scale = _scale(optimizer, idiom, tf.constant(1.0))
+        # One vector, so reading a step costs one device-to-host copy: float64 holds every field exactly.
+        fields = [tf.cast(tf.reshape(value, [-1]), tf.float64) for value in
+                  (scale, tf.logical_not(changed), optimizer.iterations, *after)]
+        return tf.concat(fields, axis=0)
 
     return tf.function(step, jit_compile=True) if jit_compile else tf.function(step)
 
@@ -196,10 +201,21 @@ def _run(optimizer: Any, initial: List[np.ndarray], stream: List[List[np.ndarray
          jit_compile: bool) -> Iterator[_Record]:
     """Trains a copy of the variables with `optimizer`, one step per `next`."""
     variables = [tf.Variable(value) for value in initial]
+    _build(optimizer, variables)
     step = _make_step(optimizer, variables, jit_compile)
-    for gradients in stream:
-        scale, skipped, iterations, *values = step([tf.constant(g) for g in gradients])
-        yield _Record(float(scale), bool(skipped), int(iterations), [v.numpy() for v in values])
+    by_variable = [tf.constant(np.stack([gradients[i] for gradients in stream])) for i in range(len(initial))]
+    sizes = np.cumsum([3] + [v.size for v in initial])
+    for index in range(len(stream)):
+        packed = step(tf.constant(index), by_variable).numpy()
+        values = [packed[a:b].astype(np.float32).reshape(v.shape) for a, b, v in zip(sizes[:-1], sizes[1:], initial)]
+        yield _Record(float(packed[0]), bool(packed[1]), int(packed[2]), values)
+
+
+def _build(optimizer: Any, variables: List[tf.Variable]) -> None:
+    """Creates the optimizer's state before the step is traced, which otherwise traces twice."""
+    build = getattr(optimizer, "build", None)
+    if callable(build):
+        build(variables)
 
 
 def _differences(a: _Record, b: _Record, rtol: float, atol: float) -> List[str]:

@@ -16,7 +16,7 @@ FORMS = [case for case in OPTIMIZER_GOLDENS["configs"]["forms"] if "ok" in case[
 def test_the_doctest_equalities():
     """'dynamic' is the modern default; DynamicLossScale(2048, 500) its two settings; 123 a fixed 123."""
     modern = modern_equivalent(lossscale_compat.LossScaleOptimizer(SGD(), "dynamic"))
-    assert type(modern) is Native and not isinstance(modern, lossscale_compat.KerasLossScaleOptimizer)
+    assert isinstance(modern, Native) and not isinstance(modern, lossscale_compat.KerasLossScaleOptimizer)
     assert_config_equivalent(modern, Native(SGD()))
     modern = modern_equivalent(lossscale_compat.LossScaleOptimizer(SGD(), lossscale_compat.DynamicLossScale(2048, 500)))
     assert_config_equivalent(modern, Native(SGD(), initial_scale=2048, dynamic_growth_steps=500))
