@@ -21,6 +21,8 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 import numpy as np
 import tensorflow as tf
 
+from lossscale_compat import _flavour
+
 NONFINITE = {"inf": np.inf, "-inf": -np.inf, "nan": np.nan}
 DEFAULT_SHAPES: Tuple[Tuple[int, ...], ...] = ((3,), (2, 2))
 _NO_GROWTH_STEPS = 3  # growth steps assumed for a stream when neither side has a dynamic scale
@@ -124,9 +126,8 @@ def _optimizer(side: Any, label: str) -> Any:
 
 
 def _is_built(optimizer: Any) -> bool:
-    built = getattr(optimizer, "built", getattr(optimizer, "_built", False))
     inner = getattr(optimizer, "inner_optimizer", None)
-    return bool(built) or (inner is not None and bool(getattr(inner, "built", getattr(inner, "_built", False))))
+    return _flavour.optimizer_is_built(optimizer) or (inner is not None and _flavour.optimizer_is_built(inner))
 
 
 def _growth_steps(optimizer: Any) -> Optional[int]:

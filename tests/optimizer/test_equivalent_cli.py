@@ -7,6 +7,7 @@ import sys
 import pytest
 import tensorflow as tf
 from tf24_goldens import GOLDEN_DIR
+from tf24_optimizers import KERAS3
 
 from lossscale_compat import _equivalent_cli
 from lossscale_compat.testing import modern_equivalent
@@ -86,3 +87,13 @@ def test_the_command_line_dispatches_to_it():
                           capture_output=True, text=True, cwd=str(GOLDEN_DIR.parent.parent))
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("The optimizers are not equivalent:\n")
+
+
+@pytest.mark.skipif(KERAS3, reason="Keras 3 saves no optimizer in a SavedModel")
+def test_a_keras2_saved_model_with_keras_metadata_is_read(capsys, tmp_path):
+    tf24_config = json.loads((GOLDEN_DIR / "tf24_lso_optimizer.json").read_text())
+    model = compiled_model(modern_equivalent(tf24_config))
+    model.fit(tf.ones((2, 3)), tf.zeros((2, 2)), verbose=0)
+    model.save(str(tmp_path / "saved"), save_format="tf")
+    assert (tmp_path / "saved" / "keras_metadata.pb").exists()
+    assert run(capsys, str(tmp_path / "saved"), SAVED_MODEL)[0] == 0
