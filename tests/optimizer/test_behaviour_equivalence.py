@@ -1,6 +1,7 @@
 """Behaviour equivalence: TF 2.4.0's trajectories on the check's own stream, and every difference caught."""
 
 import json
+import unittest
 
 import numpy as np
 import pytest
@@ -97,6 +98,18 @@ def test_keras3_has_no_floor_of_one_and_the_check_says_so():
     assert _behaviour._FLOOR_HINT in message
 
 
+@pytest.mark.skipif(not KERAS3, reason="Keras 2's LossScaleOptimizer grows the scale only if the result is finite")
+def test_keras3_doubles_into_inf_and_the_check_says_so():
+    kwargs = {"initial_scale": 2.0**127, "dynamic_growth_steps": 1}
+    with pytest.raises(AssertionError) as raised:
+        assert_behaviour_equivalent(lambda: lossscale_compat.KerasLossScaleOptimizer(SGD(0.1), **kwargs),
+                                    lambda: Native(SGD(0.1), **kwargs), steps=2, nonfinite={})
+    message = str(raised.value)
+    assert message.startswith("The optimizers train differently: first at step 0 ")
+    assert f"loss scale: {2.0**127!r} (old) != inf (new)" in message
+    assert _behaviour._INF_HINT in message
+
+
 def test_doctest_equalities_train_alike():
     """TF 2.4's documented equalities: 'dynamic' is the default, DynamicLossScale(2048, 500) its settings."""
     assert_behaviour_equivalent(lambda: lossscale_compat.LossScaleOptimizer(SGD(), "dynamic"),
@@ -175,3 +188,18 @@ def test_a_used_or_shared_optimizer_is_refused():
 def test_unknown_nonfinite_kind_is_refused():
     with pytest.raises(ValueError, match=r"must be one of \['-inf', 'inf', 'nan'\]"):
         assert_behaviour_equivalent(sgd_lso(), sgd_lso(), nonfinite={0: "big"})
+
+
+def test_usable_from_unittest():
+    """The checks raise AssertionError, so unittest counts a difference as a failure, not an error."""
+    class Case(unittest.TestCase):
+        def test_differs(self):
+            assert_config_equivalent(sgd_lso(initial_scale=4)(), sgd_lso(initial_scale=8)())
+
+        def test_same(self):
+            assert_behaviour_equivalent(sgd_lso(initial_scale=4), sgd_lso(initial_scale=4), steps=3, nonfinite={1: "nan"})
+
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(Case).run(result)
+    assert (result.testsRun, len(result.failures), len(result.errors)) == (2, 1, 0)
+    assert "initial_scale: 4.0 (old) != 8.0 (new)" in result.failures[0][1]
