@@ -43,7 +43,8 @@ def timed(new):
 
 
 def main():
-    print(f"TensorFlow {tf.__version__}, Keras loss scaling: {'Keras 3' if _flavour.has_keras3_loss_scaling() else 'Keras 2'}")
+    keras = "Keras 3" if _flavour.has_keras3_loss_scaling() else "Keras 2"
+    print(f"TensorFlow {tf.__version__}, Keras loss scaling: {keras}")
     for label, new in (("ours vs ours (all 200 steps)", ours), ("ours vs the stack's own", native)):
         runs = [timed(new) for _ in range(REPEATS)]
         difference = runs[0][1].splitlines()[0] if runs[0][1] else "equivalent"

@@ -56,7 +56,8 @@ def record_trajectories():
 
         growth = kwargs.get("dynamic_growth_steps") if kwargs.get("dynamic", True) else None
         growth = growth or _behaviour._NO_GROWTH_STEPS
-        stream = stream or {"steps": _behaviour.default_steps(growth), "nonfinite": _behaviour.default_nonfinite(growth)}
+        stream = stream or {"steps": _behaviour.default_steps(growth),
+                            "nonfinite": _behaviour.default_nonfinite(growth)}
         records = _behaviour.trajectory(build, steps=stream["steps"], nonfinite=stream["nonfinite"])
         out[name] = {
             "inner": inner, "kwargs": kwargs,

@@ -26,7 +26,8 @@ def ours(case):
 
 def inner(case, **kwargs):
     """The golden case's inner optimizer, with `kwargs` added to its arguments."""
-    return specs.inner_optimizer(dict(case["inner"], config=dict(case["inner"]["config"], **kwargs)), tf.keras.optimizers)
+    spec = dict(case["inner"], config=dict(case["inner"]["config"], **kwargs))
+    return specs.inner_optimizer(spec, tf.keras.optimizers)
 
 
 def stream(case):
@@ -119,7 +120,8 @@ def test_doctest_equalities_train_alike():
         lambda: lossscale_compat.KerasLossScaleOptimizer(SGD(), initial_scale=2048, dynamic_growth_steps=500),
         **EVERY_SKIP)
     assert_behaviour_equivalent(lambda: lossscale_compat.LossScaleOptimizer(SGD(), 123),
-                                lambda: lossscale_compat.KerasLossScaleOptimizer(SGD(), dynamic=False, initial_scale=123))
+                                lambda: lossscale_compat.KerasLossScaleOptimizer(SGD(), dynamic=False,
+                                                                                 initial_scale=123))
 
 
 def sgd_lso(learning_rate=0.1, momentum=0.9, **kwargs):
@@ -127,7 +129,8 @@ def sgd_lso(learning_rate=0.1, momentum=0.9, **kwargs):
 
 
 ONE_SETTING = [
-    pytest.param(sgd_lso(initial_scale=8, dynamic_growth_steps=3), sgd_lso(0.2, initial_scale=8, dynamic_growth_steps=3),
+    pytest.param(sgd_lso(initial_scale=8, dynamic_growth_steps=3),
+                 sgd_lso(0.2, initial_scale=8, dynamic_growth_steps=3),
                  "inner_optimizer.learning_rate", 0, "variables[", id="learning rate"),
     pytest.param(sgd_lso(initial_scale=8, dynamic_growth_steps=3),
                  sgd_lso(momentum=0.5, initial_scale=8, dynamic_growth_steps=3),
@@ -197,7 +200,8 @@ def test_usable_from_unittest():
             assert_config_equivalent(sgd_lso(initial_scale=4)(), sgd_lso(initial_scale=8)())
 
         def test_same(self):
-            assert_behaviour_equivalent(sgd_lso(initial_scale=4), sgd_lso(initial_scale=4), steps=3, nonfinite={1: "nan"})
+            assert_behaviour_equivalent(sgd_lso(initial_scale=4), sgd_lso(initial_scale=4), steps=3,
+                                        nonfinite={1: "nan"})
 
     result = unittest.TestResult()
     unittest.defaultTestLoader.loadTestsFromTestCase(Case).run(result)

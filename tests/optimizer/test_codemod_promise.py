@@ -104,8 +104,8 @@ def test_modern_equivalent_builds_what_the_codemod_writes(name):
 @pytest.mark.skipif(not KERAS3, reason="on tf_keras every fixed scale is rewritten")
 def test_a_fixed_scale_the_codemod_leaves_alone_has_no_modern_equivalent():
     """3 is not a power of two: the codemod warns (LSC114) and modern_equivalent refuses, for the same reason."""
-    result = migrate_source(f"import tensorflow as tf\nopt = {EXPERIMENTAL}(tf.keras.optimizers.SGD(0.1), 3)\n".encode(),
-                            TARGET)
+    source = f"import tensorflow as tf\nopt = {EXPERIMENTAL}(tf.keras.optimizers.SGD(0.1), 3)\n"
+    result = migrate_source(source.encode(), TARGET)
     assert [finding.code for finding in result.findings] == ["LSC114"]
     with pytest.raises(ValueError, match="not a power of two"):
         modern_equivalent(lossscale_compat.LossScaleOptimizer(SGD(0.1), 3))
