@@ -40,8 +40,8 @@ CASES = {
                              {"initial_scale": 8, "dynamic_growth_steps": 3}, None),
     "floor_of_one": ({"class_name": "SGD", "config": {"learning_rate": 0.1}},
                      {"initial_scale": 1, "dynamic_growth_steps": 2}, {"steps": 6, "nonfinite": {0: "inf", 1: "nan"}}),
-    # NaN first: Keras 2's SGD (tf_keras, TF 2.15) turns a -inf weight into NaN on the next step, where TF 2.4.0
-    # kept -inf; that is the inner optimizer, not loss scaling.
+    # NaN first: Keras 2's SGD (tf_keras, TF 2.15) keeps a momentum slot even at momentum=0, so after an applied inf
+    # gradient the next step adds 0 * -inf = NaN, where TF 2.4.0's SGD kept -inf; the inner optimizer, not scaling.
     "fixed_scale": ({"class_name": "SGD", "config": {"learning_rate": 0.1}},
                     {"dynamic": False, "initial_scale": 4}, {"steps": 11, "nonfinite": {3: "nan", 6: "nan", 7: "inf"}}),
 }
