@@ -102,10 +102,16 @@ def test_modern_equivalent_builds_what_the_codemod_writes(name):
 
 
 @pytest.mark.skipif(not KERAS3, reason="on tf_keras every fixed scale is rewritten")
-def test_a_fixed_scale_the_codemod_leaves_alone_has_no_modern_equivalent():
-    """3 is not a power of two: the codemod warns (LSC114) and modern_equivalent refuses, for the same reason."""
-    source = f"import tensorflow as tf\nopt = {EXPERIMENTAL}(tf.keras.optimizers.SGD(0.1), 3)\n"
-    result = migrate_source(source.encode(), TARGET)
-    assert [finding.code for finding in result.findings] == ["LSC114"]
-    with pytest.raises(ValueError, match="not a power of two"):
-        modern_equivalent(lossscale_compat.LossScaleOptimizer(SGD(0.1), 3))
+@pytest.mark.parametrize("value", ["3", "128", "0.5", "2 ** 127", "2.0 ** -126", "1e-40", "0.1"])
+def test_a_fixed_scale_is_rewritten_exactly_when_it_has_a_modern_equivalent(value):
+    """The codemod and modern_equivalent agree on which fixed scales carry over to `loss_scale_factor`."""
+    literal = repr(float(eval(value)))  # noqa: S307 - our own literals; the codemod reads number literals only
+    source = f"import tensorflow as tf\nopt = {EXPERIMENTAL}(tf.keras.optimizers.SGD(0.1), {literal})\n"
+    rewritten = "LSC114" not in [finding.code for finding in migrate_source(source.encode(), TARGET).findings]
+    try:
+        modern_equivalent(lossscale_compat.LossScaleOptimizer(SGD(0.1), float(literal)))
+    except ValueError as error:
+        assert "not a power of two" in str(error)
+        assert not rewritten
+    else:
+        assert rewritten
