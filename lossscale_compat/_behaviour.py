@@ -94,7 +94,8 @@ def behaviour_difference(old: Any, new: Any, *, steps: Optional[int] = None,
         a, b = next(old_run), next(new_run)
         lines = _differences(a, b, rtol, atol)
         if lines:
-            return _message(step, steps, nonfinite.get(step), lines, a, b)
+            keras3 = (_idiom(old_optimizer) == "keras3", _idiom(new_optimizer) == "keras3")
+            return _message(step, steps, nonfinite.get(step), lines, a, b, keras3)
     return ""
 
 
@@ -249,15 +250,16 @@ def _close(x: Any, y: Any, rtol: float, atol: float) -> bool:
         return bool(np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True))
 
 
-def _message(step: int, steps: int, injected: Optional[str], lines: List[str], a: _Record, b: _Record) -> str:
+def _message(step: int, steps: int, injected: Optional[str], lines: List[str], a: _Record, b: _Record,
+             keras3: Tuple[bool, bool]) -> str:
+    """The report of the first differing step; `keras3` says which sides follow Keras 3's own algorithm."""
     gradients = f"{injected} injected into a gradient" if injected else "finite gradients"
     text = (f"The optimizers train differently: first at step {step} of {steps} (0-based; {gradients}):\n  "
             + "\n  ".join(lines))
-    hints = []
-    if a.iterations != b.iterations and (a.skipped or b.skipped):
-        hints.append(_ITERATIONS_HINT)
-    if (a.loss_scale < 1) != (b.loss_scale < 1):
-        hints.append(_FLOOR_HINT)
-    if np.isinf(a.loss_scale) != np.isinf(b.loss_scale):
-        hints.append(_INF_HINT)
+    records = (a, b)
+    lagging = [i for i in (0, 1) if records[i].iterations < records[1 - i].iterations]
+    below_one = [i for i in (0, 1) if records[i].loss_scale < 1 <= records[1 - i].loss_scale]
+    infinite = [i for i in (0, 1) if np.isinf(records[i].loss_scale) and not np.isinf(records[1 - i].loss_scale)]
+    hints = [hint for hint, sides in ((_ITERATIONS_HINT, lagging), (_FLOOR_HINT, below_one), (_INF_HINT, infinite))
+             if any(keras3[i] for i in sides) and (hint is not _ITERATIONS_HINT or a.skipped or b.skipped)]
     return "\n".join([text, *hints])
