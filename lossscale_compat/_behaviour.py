@@ -90,7 +90,7 @@ def behaviour_difference(old: Any, new: Any, *, steps: Optional[int] = None,
     initial, stream = _inputs(steps, nonfinite, variables, seed)
     old_run = _run(old_optimizer, initial, stream, jit_compile)
     new_run = _run(new_optimizer, initial, stream, jit_compile)
-    for step in range(steps):  # in lockstep, so a difference at step 3 of 4005 costs 4 steps
+    for step in range(steps):  # in lockstep, a chunk at a time: a difference at step 3 of 4005 costs one chunk
         a, b = next(old_run), next(new_run)
         lines = _differences(a, b, rtol, atol)
         if lines:
@@ -174,8 +174,11 @@ def _scale(optimizer: Any, idiom: str, loss: tf.Tensor) -> tf.Tensor:
     return loss
 
 
-def _make_step(optimizer: Any, variables: List[tf.Variable], jit_compile: bool) -> Callable:
-    """One training step on the stream's `index`-th gradients; returns the step's record packed in one vector."""
+_CHUNK = 64  # steps per call: one call per step would cost more in Python than the step itself
+
+
+def _make_chunk(optimizer: Any, variables: List[tf.Variable], jit_compile: bool) -> Callable:
+    """Training steps `start` .. `start + count - 1` of the stream, in a graph loop; one packed record per step."""
     idiom = _idiom(optimizer)
 
     def step(index: tf.Tensor, stream: List[tf.Tensor]) -> tf.Tensor:
@@ -191,26 +194,34 @@ def _make_step(optimizer: Any, variables: List[tf.Variable], jit_compile: bool) 
         after = [tf.identity(v) for v in variables]
         changed = tf.reduce_any(tf.stack([tf.reduce_any(tf.not_equal(b, a)) for b, a in zip(before, after)]))
         scale = _scale(optimizer, idiom, tf.constant(1.0))
-        # One vector, so reading a step costs one device-to-host copy: float64 holds every field exactly.
+        # One vector per step, so reading a chunk costs one device-to-host copy: float64 holds every field exactly.
         fields = [tf.cast(tf.reshape(value, [-1]), tf.float64) for value in
                   (scale, tf.logical_not(changed), optimizer.iterations, *after)]
         return tf.concat(fields, axis=0)
 
-    return tf.function(step, jit_compile=True) if jit_compile else tf.function(step)
+    def chunk(start: tf.Tensor, count: tf.Tensor, stream: List[tf.Tensor]) -> tf.Tensor:
+        records = tf.TensorArray(tf.float64, size=count)
+        for offset in tf.range(count):
+            records = records.write(offset, step(start + offset, stream))
+        return records.stack()
+
+    return tf.function(chunk, jit_compile=True) if jit_compile else tf.function(chunk)
 
 
 def _run(optimizer: Any, initial: List[np.ndarray], stream: List[List[np.ndarray]],
          jit_compile: bool) -> Iterator[_Record]:
-    """Trains a copy of the variables with `optimizer`, one step per `next`."""
+    """Trains a copy of the variables with `optimizer`, one step per `next` (computed a chunk at a time)."""
     variables = [tf.Variable(value) for value in initial]
     _build(optimizer, variables)
-    step = _make_step(optimizer, variables, jit_compile)
+    chunk = _make_chunk(optimizer, variables, jit_compile)
     by_variable = [tf.constant(np.stack([gradients[i] for gradients in stream])) for i in range(len(initial))]
     sizes = np.cumsum([3] + [v.size for v in initial])
-    for index in range(len(stream)):
-        packed = step(tf.constant(index), by_variable).numpy()
-        values = [packed[a:b].astype(np.float32).reshape(v.shape) for a, b, v in zip(sizes[:-1], sizes[1:], initial)]
-        yield _Record(float(packed[0]), bool(packed[1]), int(packed[2]), values)
+    for start in range(0, len(stream), _CHUNK):
+        count = min(_CHUNK, len(stream) - start)
+        for packed in chunk(tf.constant(start), tf.constant(count), by_variable).numpy():
+            values = [packed[a:b].astype(np.float32).reshape(v.shape)
+                      for a, b, v in zip(sizes[:-1], sizes[1:], initial)]
+            yield _Record(float(packed[0]), bool(packed[1]), int(packed[2]), values)
 
 
 def _build(optimizer: Any, variables: List[tf.Variable]) -> None:

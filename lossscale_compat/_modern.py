@@ -51,7 +51,7 @@ def _tf24_construction(legacy: Any, inner_optimizer: Any) -> tuple:
                          "construction: lossscale_compat's optimizers, a TF 2.4 config, or a loss scale.")
     if isinstance(legacy, _loss_scale.DynamicLossScale) and legacy.multiplier != _mapping.DYNAMIC_MULTIPLIER:
         raise ValueError(f"{legacy} has multiplier {legacy.multiplier}, and modern Keras always grows and shrinks "
-                         "the scale by 2, so there is no modern equivalent; the codemod leaves it alone (LSC103).")
+                         "the scale by 2, so there is no modern equivalent, and the codemod does not rewrite it.")
     kwargs = _conversions.loss_scale_to_kwargs(legacy)
     if inner_optimizer is None:
         raise TypeError(f"A loss scale alone ({legacy!r}) becomes part of an optimizer; pass the optimizer it "
@@ -67,8 +67,8 @@ def _keras3_fixed_scale(inner: Any, inner_config: Dict[str, Any], value: Any) ->
     if not _mapping.is_exact_loss_scale_factor(value):
         raise ValueError(f"A fixed loss scale of {value!r} is not a power of two: Keras 3 divides by its "
                          "`loss_scale_factor` where TF 2.4 multiplied by the reciprocal, so gradients can "
-                         "differ in the last bit; the codemod leaves it alone (LSC114). Use a power of two, or "
-                         "keep lossscale_compat.LossScaleOptimizer.")
+                         "differ in the last bit, and the codemod does not rewrite it to `loss_scale_factor`. Use a "
+                         "power of two, or keep lossscale_compat.LossScaleOptimizer.")
     return type(inner).from_config(dict(inner_config, loss_scale_factor=float(value)))
 
 
