@@ -42,9 +42,11 @@ def example(session: nox.Session) -> None:
 @nox.session(python="3.11")
 @nox.parametrize("stack", list(STACKS))
 def bench(session: nox.Session, stack: str) -> None:
-    """Prints our optimizer's step time over the native Keras one's, and legacy mode's start-up cost, on one stack."""
+    """Prints our optimizer's step time over the native Keras one's, the behaviour check's time and legacy mode's
+    start-up cost, on one stack."""
     env = install_stack(session, stack)
     session.run("python", "bench/optimizer_overhead.py", env=env)
+    session.run("python", "bench/behaviour_equivalence.py", env=env)
     session.run("python", "bench/legacy_startup.py", env=env)
 
 
@@ -61,6 +63,7 @@ def record_goldens(session: nox.Session) -> None:
     session.install("tensorflow-cpu==2.4.0", "protobuf==3.20.3")
     session.run("python", "tests/goldens/record_tf24.py", env=ENV)
     session.run("python", "tests/goldens/record_tf24_optimizer.py", env=ENV)
+    session.run("python", "tests/goldens/record_tf24_equivalence.py", env=ENV)
     session.run("python", "examples/tf24_custom_loop.py", "--record", env=ENV)
     session.run("python", "examples/tf24/record_goldens.py", env=ENV)
     session.run("python", "examples/demo.py", "--record", env=ENV)

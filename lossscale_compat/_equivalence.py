@@ -39,7 +39,31 @@ def config_differences(old: Any, new: Any, custom_objects: Any = None) -> List[s
     Keras optimizer), a serialized optimizer, or a loss-scale optimizer's config (TF <= 2.3, TF 2.4 or
     Keras 3 form).
     """
-    old_summary, new_summary = _summary(old, custom_objects), _summary(new, custom_objects)
+    return summary_differences(config_summary(old, custom_objects), config_summary(new, custom_objects))
+
+
+class ConfigSummary(dict):
+    """What decides training in one optimizer construction, key by key; `==` means equivalent."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConfigSummary):
+            return NotImplemented
+        return not summary_differences(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def config_summary(side: Any, custom_objects: Any = None) -> ConfigSummary:
+    """One construction reduced to what decides training, for `assert config_summary(old) == config_summary(new)`."""
+    return ConfigSummary(_summary(side, custom_objects))
+
+
+def summary_differences(old_summary: Dict[str, Any], new_summary: Dict[str, Any]) -> List[str]:
+    """One line per key whose value differs between two summaries; empty if they are equivalent."""
     return [f"{key}: {old_summary.get(key, _ABSENT)!r} (old) != {new_summary.get(key, _ABSENT)!r} (new)"
             for key in sorted(set(old_summary) | set(new_summary))
             if old_summary.get(key, _ABSENT) != new_summary.get(key, _ABSENT)]

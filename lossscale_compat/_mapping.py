@@ -6,6 +6,7 @@ This module must stay free of TensorFlow, Keras and libcst imports: the CLI impo
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional, Tuple
 
 
@@ -214,3 +215,18 @@ def modern_name(class_name: str, target: str = "keras3") -> Optional[str]:
         if rename.old.rsplit(".", 1)[1] == class_name:
             return getattr(rename, target)
     return None
+
+
+# Modern Keras grows and shrinks a dynamic scale by this factor only; another multiplier has no rewrite.
+DYNAMIC_MULTIPLIER = 2.0
+
+
+def is_exact_loss_scale_factor(value: float) -> bool:
+    """Whether a TF 2.4 fixed scale carries over exactly to Keras 3's `loss_scale_factor`.
+
+    TF 2.4 unscaled by multiplying with `1 / scale`, Keras 3 divides by the factor; both are exact only for
+    a power of two in float32's normal range, so only those are rewritten (the codemod's LSC114 otherwise).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 2.0**-126 <= value <= 2.0**127:
+        return False
+    return math.frexp(float(value))[0] == 0.5

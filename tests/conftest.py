@@ -26,3 +26,7 @@ if tf is not None:
     def mirrored():
         """One 2-replica MirroredStrategy for the whole run, as TF's collectives need (and as recorded)."""
         return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+
+# Our own pytest plugin (also installed through the `pytest11` entry point), and pytest's, to test it.
+pytest_plugins = ("lossscale_compat.pytest_plugin", "pytester")

@@ -1,0 +1,151 @@
+"""`lossscale-compat equivalent OLD NEW`: whether two saved optimizers are configured alike, for CI scripts.
+
+Each side is a `.h5` file, a `.keras` file, a SavedModel directory, or a JSON file holding an optimizer
+config (or a model config with its `training_config`/`compile_config`). Exit 0: equivalent; 1: not, with
+the differences on stdout; 2: a side could not be read, with a one-line error on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import zipfile
+from typing import Any, Dict, List, Optional, Sequence
+
+EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+
+
+class UnreadableError(Exception):
+    """A side that holds no optimizer config we can read; the message is the one line shown."""
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lossscale-compat equivalent",
+        description="Exit 0 if two saved optimizers are configured alike, 1 (with the differences) if not.")
+    parser.add_argument("old", help=".h5, .keras, SavedModel directory or JSON config")
+    parser.add_argument("new", help=".h5, .keras, SavedModel directory or JSON config")
+    args = parser.parse_args(argv)
+    try:
+        old, new = optimizer_config(args.old), optimizer_config(args.new)
+    except UnreadableError as error:
+        print(f"lossscale-compat equivalent: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from lossscale_compat import _equivalence
+
+    try:
+        differences = _equivalence.config_differences(old, new)
+    except (TypeError, ValueError) as error:
+        print(f"lossscale-compat equivalent: cannot load an optimizer config: {_one_line(error)}", file=sys.stderr)
+        return EXIT_ERROR
+    if differences:
+        print("The optimizers are not equivalent:\n  " + "\n  ".join(differences))
+        return EXIT_DIFFERENT
+    print(f"{args.old} and {args.new} configure equivalent optimizers.")
+    return EXIT_EQUIVALENT
+
+
+def optimizer_config(path: str) -> Dict[str, Any]:
+    """The optimizer config saved in `path`, or UnreadableError saying what is wrong."""
+    if os.path.isdir(path):
+        return _from_model_config(_saved_model_metadata(path), path)
+    if not os.path.isfile(path):
+        raise UnreadableError(f"{path}: no such file or directory; pass a .h5, .keras, SavedModel directory or "
+                              "JSON file.")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as error:
+        raise UnreadableError(f"{path}: cannot read it ({error.strerror or error}).") from error
+    if head.startswith(b"\x89HDF"):
+        return _from_model_config(_h5_training_config(path), path)
+    if head.startswith(b"PK"):
+        return _from_model_config(_keras_zip_config(path), path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UnreadableError(f"{path}: not a .h5, .keras or JSON file ({_one_line(error)}).") from error
+    if not isinstance(data, dict):
+        raise UnreadableError(f"{path}: expected a JSON object holding an optimizer config, got {type(data).__name__}.")
+    return _from_model_config(data, path)
+
+
+def _from_model_config(data: Dict[str, Any], path: str) -> Dict[str, Any]:
+    """The optimizer config in a model's training config (H5, SavedModel), compile config (.keras), or itself."""
+    if "training_config" in data:
+        data = data["training_config"] or {}
+    if "optimizer_config" in data:
+        data = data["optimizer_config"]
+    elif "compile_config" in data:
+        data = (data["compile_config"] or {}).get("optimizer")
+    if not isinstance(data, dict) or not data:
+        raise UnreadableError(f"{path}: holds no optimizer config; save the model compiled, with its optimizer.")
+    return data
+
+
+def _h5_training_config(path: str) -> Dict[str, Any]:
+    import h5py  # a Keras dependency on every supported stack
+
+    try:
+        with h5py.File(path, "r") as f:
+            text = f.attrs.get("training_config")
+    except OSError as error:
+        raise UnreadableError(f"{path}: not a readable HDF5 file ({_one_line(error)}).") from error
+    if text is None:
+        raise UnreadableError(f"{path}: holds no optimizer config; save the model compiled, with its optimizer.")
+    return {"training_config": json.loads(text.decode() if isinstance(text, bytes) else text)}
+
+
+def _keras_zip_config(path: str) -> Dict[str, Any]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return json.loads(archive.read("config.json"))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as error:
+        raise UnreadableError(f"{path}: not a .keras file with a config.json ({_one_line(error)}).") from error
+
+
+def _saved_model_metadata(path: str) -> Dict[str, Any]:
+    """The Keras model metadata of a SavedModel: in keras_metadata.pb (TF >= 2.5) or saved_model.pb (TF 2.4).
+
+    Keras stores it as a JSON string in a protobuf string field, so it is found by decoding JSON backwards
+    from its `"training_config"` key instead of parsing the protobuf (whose Keras schema moved between versions).
+    """
+    for name in ("keras_metadata.pb", "saved_model.pb"):
+        file = os.path.join(path, name)
+        if os.path.isfile(file):
+            with open(file, "rb") as f:
+                data = f.read()
+            metadata = _json_object_with(data, b'"training_config"')
+            if metadata is not None:
+                return metadata
+    if not os.path.isfile(os.path.join(path, "saved_model.pb")):
+        raise UnreadableError(f"{path}: a directory without saved_model.pb; pass a SavedModel directory.")
+    raise UnreadableError(f"{path}: this SavedModel holds no Keras training config; save the model compiled, "
+                          "with model.save().")
+
+
+def _json_object_with(data: bytes, key: bytes) -> Optional[Dict[str, Any]]:
+    decoder = json.JSONDecoder()
+    text = data.decode("latin-1")  # one character per byte, so positions match; the span is re-read as UTF-8
+    at = data.find(key)
+    while at != -1:
+        start = data.rfind(b"{", 0, at)
+        while start != -1:
+            try:
+                value, end = decoder.raw_decode(text, start)
+            except json.JSONDecodeError:
+                value = None
+            if isinstance(value, dict) and "training_config" in value:
+                return json.loads(data[start:end].decode("utf-8", errors="replace"))
+            start = data.rfind(b"{", 0, start)
+        at = data.find(key, at + 1)
+    return None
+
+
+def _one_line(error: BaseException) -> str:
+    lines: List[str] = [line for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__

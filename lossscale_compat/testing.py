@@ -1,0 +1,38 @@
+"""Equivalence checks for regression tests, usable from pytest and unittest.
+
+- `assert_config_equivalent(old, new)`: both build the same optimizer (`assert_equivalent` is the old name);
+- `assert_behaviour_equivalent(old, new)`: both train identically, step by step, skips included;
+- `modern_equivalent(legacy)`: the modern optimizer the codemod writes for a TF 2.4 construction.
+
+Names are loaded on first use, so importing this module (as the pytest plugin does) does not import TensorFlow.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC = {
+    "assert_behaviour_equivalent": ("lossscale_compat._behaviour", "assert_behaviour_equivalent"),
+    "assert_config_equivalent": ("lossscale_compat._equivalence", "assert_equivalent"),
+    "assert_equivalent": ("lossscale_compat._equivalence", "assert_equivalent"),
+    "behaviour_difference": ("lossscale_compat._behaviour", "behaviour_difference"),
+    "config_differences": ("lossscale_compat._equivalence", "config_differences"),
+    "config_summary": ("lossscale_compat._equivalence", "config_summary"),
+    "modern_equivalent": ("lossscale_compat._modern", "modern_equivalent"),
+}
+
+__all__ = tuple(sorted(_PUBLIC))
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'lossscale_compat.testing' has no attribute {name!r}")
+    module, attribute = _PUBLIC[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,99 @@
+"""`lossscale-compat equivalent OLD NEW` on TF 2.4.0's saved files and on files saved on this stack."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+from tf24_goldens import GOLDEN_DIR
+from tf24_optimizers import KERAS3
+
+from lossscale_compat import _equivalent_cli
+from lossscale_compat.testing import modern_equivalent
+
+SAVED_MODEL = str(GOLDEN_DIR / "tf24_lso_savedmodel")
+OPTIMIZER_JSON = str(GOLDEN_DIR / "tf24_lso_optimizer.json")
+H5 = str(GOLDEN_DIR / "tf24_lso_model.h5")
+
+
+def run(capsys, *argv):
+    code = _equivalent_cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tf24_saved_model_and_its_serialized_optimizer_are_equivalent(capsys):
+    code, out, err = run(capsys, SAVED_MODEL, OPTIMIZER_JSON)
+    assert (code, err) == (0, "")
+    assert "equivalent" in out
+
+
+def test_different_optimizers_exit_1_with_every_difference(capsys):
+    """The H5 golden was saved with another dynamic scale (4, growing every 2 steps) than the SavedModel's."""
+    code, out, err = run(capsys, SAVED_MODEL, H5)
+    assert (code, err) == (1, "")
+    lines = out.splitlines()
+    assert lines[0] == "The optimizers are not equivalent:"
+    assert lines[1:] == ["  dynamic_growth_steps: 100 (old) != 2 (new)", "  initial_scale: 256.0 (old) != 4.0 (new)"]
+
+
+def compiled_model(optimizer):
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    model.compile(optimizer=optimizer, loss="mse")
+    return model
+
+
+def test_a_keras_file_of_the_modern_equivalent_is_equivalent_to_the_tf24_files(capsys, tmp_path):
+    tf24_config = json.loads((GOLDEN_DIR / "tf24_lso_optimizer.json").read_text())
+    path = str(tmp_path / "modern.keras")
+    compiled_model(modern_equivalent(tf24_config)).save(path)
+    assert run(capsys, path, SAVED_MODEL)[0] == 0
+    other = str(tmp_path / "other.keras")
+    compiled_model(tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.05, momentum=0.9))).save(other)
+    code, out, _ = run(capsys, other, OPTIMIZER_JSON)
+    assert code == 1 and "initial_scale: 32768.0 (old) != 256.0 (new)" in out
+
+
+def test_a_model_config_json_with_its_training_config_is_read(capsys, tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps({"training_config": {"optimizer_config": json.loads(
+        (GOLDEN_DIR / "tf24_lso_optimizer.json").read_text())}}))
+    assert run(capsys, str(path), SAVED_MODEL)[0] == 0
+
+
+@pytest.mark.parametrize("make, says", [
+    pytest.param(lambda tmp: str(tmp / "missing.h5"), "no such file or directory", id="missing"),
+    pytest.param(lambda tmp: (tmp / "junk.json").write_text("{not json") and str(tmp / "junk.json"),
+                 "not a .h5, .keras or JSON file", id="not JSON"),
+    pytest.param(lambda tmp: (tmp / "list.json").write_text("[1]") and str(tmp / "list.json"),
+                 "expected a JSON object", id="a JSON list"),
+    pytest.param(lambda tmp: (tmp / "empty.keras").write_bytes(b"PK\x03\x04junk") and str(tmp / "empty.keras"),
+                 "not a .keras file", id="broken zip"),
+    pytest.param(lambda tmp: (tmp / "dir").mkdir() or str(tmp / "dir"), "without saved_model.pb", id="a directory"),
+    pytest.param(lambda tmp: (tmp / "model.json").write_text('{"training_config": null}') and str(tmp / "model.json"),
+                 "holds no optimizer config", id="uncompiled"),
+    pytest.param(lambda tmp: (tmp / "bad.json").write_text('{"class_name": "Nope", "config": {}}') and
+                 str(tmp / "bad.json"), "Unknown optimizer: Nope", id="unknown optimizer"),
+])
+def test_unreadable_side_is_one_line_and_exit_2(capsys, tmp_path, make, says):
+    code, out, err = run(capsys, make(tmp_path), OPTIMIZER_JSON)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and err.startswith("lossscale-compat equivalent: ") and says in err, err
+
+
+def test_the_command_line_dispatches_to_it():
+    done = subprocess.run([sys.executable, "-m", "lossscale_compat", "equivalent", SAVED_MODEL, H5],
+                          capture_output=True, text=True, cwd=str(GOLDEN_DIR.parent.parent))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("The optimizers are not equivalent:\n")
+
+
+@pytest.mark.skipif(KERAS3, reason="Keras 3 saves no optimizer in a SavedModel")
+def test_a_keras2_saved_model_with_keras_metadata_is_read(capsys, tmp_path):
+    tf24_config = json.loads((GOLDEN_DIR / "tf24_lso_optimizer.json").read_text())
+    model = compiled_model(modern_equivalent(tf24_config))
+    model.fit(tf.ones((2, 3)), tf.zeros((2, 2)), verbose=0)
+    model.save(str(tmp_path / "saved"), save_format="tf")
+    assert (tmp_path / "saved" / "keras_metadata.pb").exists()
+    assert run(capsys, str(tmp_path / "saved"), SAVED_MODEL)[0] == 0
