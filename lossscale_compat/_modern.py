@@ -6,6 +6,7 @@ import importlib
 from typing import Any, Dict, Optional
 
 from lossscale_compat import _conversions, _flavour, _loss_scale, _mapping
+from lossscale_compat._optimizer import KerasLossScaleOptimizer
 
 _TF24_CLASS = "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer"
 
@@ -34,7 +35,7 @@ def modern_equivalent(legacy: Any, inner_optimizer: Any = None) -> Any:
 
 def _tf24_construction(legacy: Any, inner_optimizer: Any) -> tuple:
     """(TF 2.4 keyword arguments, inner optimizer) for any accepted form of `legacy`."""
-    tf24_class = _flavour.tf24_keras_loss_scale_optimizer()
+    tf24_class = KerasLossScaleOptimizer
     if isinstance(legacy, dict):
         body = legacy.get("config", legacy) if "class_name" in legacy else legacy
         if "inner_optimizer" not in body and "optimizer" not in body:
