@@ -47,6 +47,9 @@ spellings = {
     "tf.compat.v2.keras.mixed_precision.experimental.LossScaleOptimizer":
         tf.compat.v2.keras.mixed_precision.experimental.LossScaleOptimizer,
     "tf.keras.mixed_precision.LossScaleOptimizer": tf.keras.mixed_precision.LossScaleOptimizer,
+    "tf.compat.v1.keras.mixed_precision.experimental.LossScaleOptimizer":
+        tf.compat.v1.keras.mixed_precision.experimental.LossScaleOptimizer,
+    "tf.compat.v1.keras.mixed_precision.LossScaleOptimizer": tf.compat.v1.keras.mixed_precision.LossScaleOptimizer,
     "import tensorflow.keras.mixed_precision.experimental as mp": mp_module.LossScaleOptimizer,
     "from tensorflow.keras.mixed_precision import experimental": mixed_precision.Policy,
     "from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer": LossScaleOptimizer,

@@ -66,6 +66,18 @@ def assignments(tf: Any) -> List[Assignment]:
         }, namespace.mixed_precision)
         overlays.append(overlay)
         out.append((namespace, "mixed_precision", overlay))
+    # tf.compat.v1.keras.mixed_precision: TF 2.4 exported only the two optimizer classes there. Where it is the
+    # same module as tf.keras (Keras 3, through another lazy loader), it gets the same overlay.
+    compat_v1_keras = getattr(tf.compat.v1, "keras", None)
+    v2_modules = {getattr(namespace, "__name__", None) for namespace in _flavour.tf_keras_namespaces()}
+    if compat_v1_keras is not None and getattr(compat_v1_keras, "__name__", None) in v2_modules:
+        out.append((compat_v1_keras, "mixed_precision", overlays[0]))
+    elif compat_v1_keras is not None:
+        out.append((compat_v1_keras, "mixed_precision", LegacyModule("tensorflow.compat.v1.keras.mixed_precision", {
+            "experimental": LegacyModule("tensorflow.compat.v1.keras.mixed_precision.experimental", {
+                "LossScaleOptimizer": _optimizer.LossScaleOptimizer}),
+            "LossScaleOptimizer": _optimizer.KerasLossScaleOptimizer,
+        }, compat_v1_keras.mixed_precision)))
     out.append((sys.modules, "tensorflow.keras.mixed_precision", overlays[0]))
     out.append((sys.modules, "tensorflow.keras.mixed_precision.experimental", keras_experimental))
 
