@@ -165,3 +165,10 @@ def tf_keras_namespaces() -> list:
         if module is not None and all(module is not seen for seen in unique):
             unique.append(module)
     return unique
+
+
+def tf_compat_v1_keras_namespace() -> Tuple[Any, bool]:
+    """`tf.compat.v1.keras` (or None), and whether it is the same Keras module as `tf.keras` (Keras 3)."""
+    namespace = getattr(tf.compat.v1, "keras", None)
+    tf_keras_modules = {getattr(module, "__name__", None) for module in tf_keras_namespaces()}
+    return namespace, getattr(namespace, "__name__", None) in tf_keras_modules

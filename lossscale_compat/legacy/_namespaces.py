@@ -68,9 +68,8 @@ def assignments(tf: Any) -> List[Assignment]:
         out.append((namespace, "mixed_precision", overlay))
     # tf.compat.v1.keras.mixed_precision: TF 2.4 exported only the two optimizer classes there. Where it is the
     # same module as tf.keras (Keras 3, through another lazy loader), it gets the same overlay.
-    compat_v1_keras = getattr(tf.compat.v1, "keras", None)
-    v2_modules = {getattr(namespace, "__name__", None) for namespace in _flavour.tf_keras_namespaces()}
-    if compat_v1_keras is not None and getattr(compat_v1_keras, "__name__", None) in v2_modules:
+    compat_v1_keras, same_as_tf_keras = _flavour.tf_compat_v1_keras_namespace()
+    if compat_v1_keras is not None and same_as_tf_keras:
         out.append((compat_v1_keras, "mixed_precision", overlays[0]))
     elif compat_v1_keras is not None:
         out.append((compat_v1_keras, "mixed_precision", LegacyModule("tensorflow.compat.v1.keras.mixed_precision", {
