@@ -124,3 +124,21 @@ def test_keras3_code_that_passes_auto_scale_loss_keeps_keras3s_wrapping(legacy_m
         assert type(model.optimizer) is _flavour.keras_loss_scale_optimizer()
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
+
+
+def test_the_graph_rewrite_wraps_and_says_once_that_no_gpu_means_no_rewrite(legacy_mode, caplog, monkeypatch):
+    from lossscale_compat.legacy import _graph_rewrite
+
+    monkeypatch.setattr(_graph_rewrite, "_said_no_gpu", False)
+    try:
+        with caplog.at_level("WARNING", logger="lossscale_compat"):
+            first = tf.train.experimental.enable_mixed_precision_graph_rewrite(tf.keras.optimizers.SGD(0.1), 64)
+            tf.train.experimental.disable_mixed_precision_graph_rewrite()
+            tf.train.experimental.enable_mixed_precision_graph_rewrite(tf.keras.optimizers.SGD(0.1))
+    finally:
+        tf.train.experimental.disable_mixed_precision_graph_rewrite()
+    assert isinstance(first, lossscale_compat.LossScaleOptimizer)
+    assert (first.dynamic, float(first.loss_scale)) == (False, 64.0)
+    said = [r.getMessage() for r in caplog.records if r.name == "lossscale_compat"]
+    assert len(said) == 1 and "no GPU is visible" in said[0]
+    assert tf.config.optimizer.get_experimental_options().get("auto_mixed_precision") is False
