@@ -93,10 +93,40 @@ def _restore_optimizer(optimizer: Any, optimizer_key: str, keys: set, variables_
 
 
 # TF 2.4 hyperparameters its optimizers checkpointed as variables. Today they are constructor
-# arguments, so a TF 2.4 checkpoint's values for them have nowhere to go and are read and dropped.
+# arguments (plain attributes), so a TF 2.4 checkpoint's value is set on the inner optimizer instead.
 _TF24_HYPERPARAMETERS = frozenset({"decay", "momentum", "beta_1", "beta_2", "rho", "epsilon",
                                    "initial_accumulator_value", "learning_rate_power",
                                    "l1_regularization_strength", "l2_regularization_strength"})
+# The value of a hyperparameter at which TF 2.4 behaved as an optimizer without that setting.
+_NEUTRAL = {"decay": 0.0}
+
+
+class _TF24Hyperparameter(_flavour.Trackable):
+    """Takes a TF 2.4 checkpoint's value of one hyperparameter and sets it on today's optimizer, as TF 2.4 did.
+
+    TF 2.4 restored these into variables its optimizer read at every step, so a checkpoint's value
+    overrode the constructor's; this keeps that. A value today's optimizer has no setting for raises.
+    """
+
+    def __init__(self, optimizer: Any, name: str) -> None:
+        self._optimizer, self._name = optimizer, name
+
+    def _serialize_to_tensors(self) -> Dict[str, Any]:
+        value = _flavour.optimizer_hyperparameter(self._optimizer, self._name)
+        return {"VARIABLE_VALUE": tf.constant(_NEUTRAL.get(self._name, 0.0) if value is None else value)}
+
+    def _restore_from_tensors(self, restored_tensors: Dict[str, Any]) -> Any:
+        value = float(restored_tensors["VARIABLE_VALUE"].numpy())
+        current = _flavour.optimizer_hyperparameter(self._optimizer, self._name)
+        if current is None:
+            if value != _NEUTRAL.get(self._name):
+                raise ValueError(
+                    f"The checkpoint holds TF 2.4 hyperparameter {self._name}={value:g}, but the inner optimizer "
+                    f"{type(self._optimizer).__name__} has no {self._name!r} setting, so TF 2.4's training cannot "
+                    "be continued. Build the optimizer exactly as the code that saved the checkpoint did.")
+        elif tf.constant(current, tf.float32).numpy() != tf.constant(value, tf.float32).numpy():
+            setattr(self._optimizer, self._name, value)
+        return tf.no_op()
 
 
 class TF24CheckpointNames:
@@ -121,16 +151,27 @@ class TF24CheckpointNames:
         if name == "learning_rate" and _flavour.learning_rate_variable(inner) is not None:
             return _flavour.learning_rate_variable(inner)
         if name in _TF24_HYPERPARAMETERS or name == "learning_rate":
-            return self._tf24_dropped_value(name)
+            return self._tf24_hyperparameter(name)
+        if name == "base_optimizer":  # TF 2.4's inner optimizer: the same variables as the names above
+            return None
+        if cached_dependencies is not None:  # TensorFlow is restoring a checkpoint that holds `name`
+            raise ValueError(
+                f"The checkpoint holds {name!r} under this {type(self).__name__}, but nothing in it or its inner "
+                f"optimizer {type(inner).__name__} keeps state of that name, so it would be dropped. Build the "
+                "optimizer exactly as the code that saved the checkpoint did (same optimizer class), or restore "
+                "only what matches with lossscale_compat.restore_tf24_checkpoint.")
         return None
 
-    def _tf24_dropped_value(self, name: str) -> Any:
-        """A variable that takes a TF 2.4 hyperparameter's checkpointed value, which today's config holds."""
-        dropped = self.__dict__.setdefault("_tf24_dropped_values", {})
-        if name not in dropped:
-            with tf.init_scope():
-                dropped[name] = tf.Variable(0.0, trainable=False, name=f"tf24_{name}")
-        return dropped[name]
+    def _tf24_hyperparameter(self, name: str) -> Any:
+        """What takes a TF 2.4 hyperparameter's checkpointed value (`learning_rate` when it is a schedule)."""
+        taken = self.__dict__.setdefault("_tf24_hyperparameters", {})
+        if name not in taken:
+            if name == "learning_rate":  # a schedule: TF 2.4 checkpointed nothing for it but the step
+                with tf.init_scope():
+                    taken[name] = tf.Variable(0.0, trainable=False, name="tf24_learning_rate")
+            else:
+                taken[name] = _TF24Hyperparameter(_flavour.wrapped_optimizer(self), name)
+        return taken[name]
 
     def _create_or_restore_slot_variable(self, slot_variable_position: Any, slot_name: str, variable: Any,
                                          slot_variable_shape: Any = None) -> Any:

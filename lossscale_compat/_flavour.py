@@ -8,6 +8,7 @@ It imports nothing of ours: the modules above it choose what to build from its a
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 from typing import Any, Dict, Tuple
 
@@ -111,6 +112,15 @@ def loss_scale_state_variables(optimizer: Any) -> Any:
     return None if scale is None else (scale, counter)
 
 
+def optimizer_hyperparameter(optimizer: Any, name: str) -> Any:
+    """A Keras optimizer's constructor hyperparameter `name` (`momentum`, `beta_1`) as a float, or None.
+
+    Keras 3 and Keras 2's optimizers keep them as plain attributes; TF 2.4's kept variables.
+    """
+    value = getattr(optimizer, name, None)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def optimizer_is_built(optimizer: Any) -> bool:
     """Whether a Keras optimizer has created its per-variable state."""
     return bool(getattr(optimizer, "built", getattr(optimizer, "_built", False)))  # Keras 3, Keras 2
@@ -155,6 +165,15 @@ def keras_compile_hook() -> Tuple[type, str]:
     """
     model = tf.keras.Model
     return (model, "_get_optimizer") if hasattr(model, "_get_optimizer") else (model, "compile")
+
+
+def keras_load_weights_without_tf_checkpoints() -> Any:
+    """Keras's `Model` if its `load_weights` cannot read a TF-format checkpoint prefix (Keras 3), else None.
+
+    Keras 2's `load_weights` takes TF 2.4's `by_name` argument and reads both formats.
+    """
+    model = tf.keras.Model
+    return None if "by_name" in inspect.signature(model.load_weights).parameters else model
 
 
 def tf_keras_namespaces() -> list:

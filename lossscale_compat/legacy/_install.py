@@ -64,6 +64,10 @@ def _apply() -> None:
     _set(model, method, _keras_hooks.hooked(getattr(model, method), method))
     layer = _flavour.keras_layer_class()
     _set(layer, "_lookup_dependency", _keras_hooks.tf24_checkpoint_names(layer._lookup_dependency))
+    model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
+    if model_without_tf_format is not None:
+        _set(model_without_tf_format, "load_weights",
+             _keras_hooks.tf_format_load_weights(model_without_tf_format.load_weights))
 
 
 class _AfterTensorFlowImport(importlib.abc.MetaPathFinder):

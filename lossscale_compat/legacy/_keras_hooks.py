@@ -71,3 +71,56 @@ def tf24_checkpoint_names(original: Callable) -> Callable:
         return None
 
     return _lookup_dependency
+
+
+def tf_format_load_weights(original: Callable) -> Callable:
+    """A Keras 3 `Model.load_weights` that also reads TF-format checkpoints, as TF 2.4's did.
+
+    TF 2.4 wrote `model.save_weights(prefix)` as a checkpoint whose root is the model; Keras 3 reads
+    only `.keras` and `.weights.h5` files. Anything else goes to Keras as before.
+    """
+
+    @functools.wraps(original)
+    def load_weights(self: Any, filepath: Any, *args: Any, **kwargs: Any) -> Any:
+        prefix = _tf_checkpoint_prefix(filepath)
+        if prefix is None:
+            return original(self, filepath, *args, **kwargs)
+        return _load_tf_format(self, prefix, *args, **kwargs)
+
+    return load_weights
+
+
+def _tf_checkpoint_prefix(filepath: Any) -> Any:
+    """The TF-format checkpoint prefix that `filepath` names (a prefix, or a SavedModel directory), else None."""
+    import os
+
+    import tensorflow as tf
+
+    try:
+        path = os.fspath(filepath)
+    except TypeError:
+        return None
+    if not isinstance(path, str) or path.endswith((".keras", ".h5", ".hdf5")):
+        return None
+    saved_model_variables = os.path.join(path, "variables", "variables")
+    for prefix in (path, saved_model_variables):
+        if tf.io.gfile.exists(prefix + ".index"):
+            return prefix
+    return None
+
+
+def _load_tf_format(model: Any, prefix: str, by_name: bool = False, skip_mismatch: bool = False,
+                    options: Any = None) -> Any:
+    """TF 2.4's `load_weights` of a TF-format checkpoint: by topology, into the model and its optimizer."""
+    import tensorflow as tf
+
+    if by_name:
+        raise NotImplementedError(
+            f"{prefix!r} is a TF-format checkpoint, which loads by topology only, not by_name=True. Build the "
+            "model as the code that saved it did and call load_weights(prefix), or save .weights.h5 files instead.")
+    if skip_mismatch:
+        raise ValueError("load_weights(skip_mismatch=True) needs by_name=True, which TF-format checkpoints "
+                         f"such as {prefix!r} do not support. Drop skip_mismatch.")
+    status = tf.train.Checkpoint(root=model).restore(prefix, options=options)
+    status.assert_nontrivial_match()
+    return status

@@ -60,6 +60,20 @@ def test_program_resumes_from_a_tf24_checkpoint_as_on_tf24(tmp_path):
     np.testing.assert_allclose(np.concatenate(got["momentum"]), np.concatenate(want["momentum"]), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("restored_with", ["load_weights", "manager"])
+def test_fit_program_resumes_with_load_weights_and_checkpoint_manager_as_on_tf24(restored_with, tmp_path):
+    """`model.load_weights(prefix)` of TF 2.4.0's `save_weights` output (Keras 3 too), and a `CheckpointManager`
+    directory TF 2.4.0 wrote: loss scale, iterations, weights and the momentum made at the next step come back."""
+    want, got = golden("load_weights"), run("load_weights", tmp_path)
+    if restored_with == "manager":
+        want, got = want["manager"], got["manager"]
+    assert got["restored"]["loss_scale"] == want["restored"]["loss_scale"]
+    assert got["restored"]["iterations"] == want["restored"]["iterations"]
+    assert_trains_like(want, got, "load_weights")
+    assert len(got["momentum"]) == len(want["momentum"])
+    np.testing.assert_allclose(np.concatenate(got["momentum"]), np.concatenate(want["momentum"]), rtol=1e-6, atol=1e-6)
+
+
 # TF 2.4's class names, and ours for the same classes (docs/legacy_mode.md).
 OUR_NAMES = {"PolicyV1": "Policy", "LossScaleOptimizerV1": "LossScaleOptimizer",
              "LossScaleOptimizer": "KerasLossScaleOptimizer"}
