@@ -20,7 +20,7 @@ RECEIVER_NOT_PROVEN = "LSC113"
 FIXED_SCALE_NOT_EQUIVALENT = "LSC114"
 DISABLE_VALUE_USED = "LSC115"
 TF1_LOSS_SCALE_OPTIMIZER = "LSC116"
-# Notes on sites the codemod did rewrite.
+# Notes on sites the codemod did rewrite (LSC107 and LSC123-126 explain an LSC120 hand-off).
 GRAPH_REWRITE_NOTE = "LSC108"
 SHIM_NOTE = "LSC109"
 DISABLE_REMOVED_NOTE = "LSC117"
@@ -29,6 +29,10 @@ OPTIMIZER_SHIM_NOTE = "LSC119"
 LOOP_SHIM_NOTE = "LSC120"
 SCALE_READ_NOTE = "LSC121"
 IMPORT_KEPT = "LSC122"
+GRADIENTS_CLIPPED = "LSC123"
+GRADIENTS_NORM_TAKEN = "LSC124"
+GRADIENTS_ACCUMULATED = "LSC125"
+GRADIENTS_LOGGED = "LSC126"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -63,9 +67,10 @@ MESSAGES = {
         "`compile(auto_scale_loss=False)` for no loss scaling."
     ),
     UNSCALED_GRADIENTS_USED: (
-        "These unscaled gradients are used other than by `apply_gradients`, so the call was left "
-        "alone. Keras 3's `apply_gradients` unscales by itself: instead, pass it the scaled "
-        "gradients and divide any other use by `optimizer.dynamic_scale`."
+        "These unscaled gradients are used other than by `apply_gradients` of the same optimizer, "
+        "where Keras 3's class would see different values, so the file keeps TF 2.4's contract "
+        "(LSC120) and this call stays. To move to Keras 3 by hand: pass `apply_gradients` the scaled "
+        "gradients (it unscales them itself) and divide any other use by `optimizer.dynamic_scale`."
     ),
     UNSUPPORTED_USE: (
         "The codemod has no rule for this use of a TF 2.4 mixed-precision name, so it was left "
@@ -131,7 +136,8 @@ MESSAGES = {
     ),
     LOOP_SHIM_NOTE: (
         "This file's custom loop calls `get_scaled_loss`/`get_unscaled_gradients` on an optimizer the "
-        "codemod cannot trace to this call, so the optimizer is built with "
+        "codemod cannot trace to this call, or sends the unscaled gradients somewhere Keras 3's contract "
+        "would change (LSC107, LSC123-LSC126 say where), so the optimizer is built with "
         "`lossscale_compat.KerasLossScaleOptimizer` (TF 2.4's contract, the same settings) rather than "
         "Keras 3's class, and the loop keeps working unchanged."
     ),
@@ -144,6 +150,31 @@ MESSAGES = {
         "This import names a TF 2.4 mixed-precision module or name that today's TensorFlow lacks, and it "
         "stays because some of its uses were left alone (see their warnings). Instead, migrate those uses "
         "by hand, or run the code unmodified with `lossscale-compat run`."
+    ),
+    GRADIENTS_CLIPPED: (
+        "These unscaled gradients are clipped before `apply_gradients`. Keras 3's `apply_gradients` "
+        "takes the scaled gradients and unscales them itself, so clipping there would clip values "
+        "`dynamic_scale` times too large and change every step; the file keeps TF 2.4's contract "
+        "(LSC120) and this call stays. To move to Keras 3 by hand: drop the clipping and pass "
+        "`global_clipnorm=`, `clipnorm=` or `clipvalue=` to the inner optimizer, which clips after unscaling."
+    ),
+    GRADIENTS_NORM_TAKEN: (
+        "A norm is taken of these unscaled gradients. Taken of the scaled gradients that Keras 3's "
+        "`apply_gradients` wants, it would be `dynamic_scale` times TF 2.4's (inf on a skipped step), so the "
+        "file keeps TF 2.4's contract (LSC120) and this call stays. To move to Keras 3 by hand: take the norm "
+        "of `g / optimizer.dynamic_scale`."
+    ),
+    GRADIENTS_ACCUMULATED: (
+        "These unscaled gradients are accumulated across steps. Scaled gradients, as Keras 3's "
+        "`apply_gradients` wants them, mix scales whenever the scale changes between steps, and Keras 3 "
+        "checks each call for inf/NaN rather than the sum; the file keeps TF 2.4's contract (LSC120) and "
+        "this call stays. To move to Keras 3 by hand: use the inner optimizer's "
+        "`gradient_accumulation_steps=`, or accumulate `g / optimizer.dynamic_scale` and skip non-finite sums."
+    ),
+    GRADIENTS_LOGGED: (
+        "These unscaled gradients are logged or printed. The scaled gradients Keras 3's `apply_gradients` "
+        "wants would log `dynamic_scale` times larger values, so the file keeps TF 2.4's contract (LSC120) "
+        "and this call stays. To move to Keras 3 by hand: log `g / optimizer.dynamic_scale`."
     ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
@@ -161,7 +192,8 @@ MESSAGES = {
 
 # Codes that only annotate a rewrite; every other warning means a person has to look.
 NOTE_CODES = frozenset({GRAPH_REWRITE_NOTE, SHIM_NOTE, DISABLE_REMOVED_NOTE, ITERATIONS_NOTE, OPTIMIZER_SHIM_NOTE,
-                        LOOP_SHIM_NOTE, SCALE_READ_NOTE})
+                        LOOP_SHIM_NOTE, SCALE_READ_NOTE, UNSCALED_GRADIENTS_USED, GRADIENTS_CLIPPED,
+                        GRADIENTS_NORM_TAKEN, GRADIENTS_ACCUMULATED, GRADIENTS_LOGGED})
 
 
 @dataclasses.dataclass(frozen=True)

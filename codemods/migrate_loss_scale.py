@@ -76,6 +76,57 @@ _SHIM_INSTEAD = frozenset({w.LOSS_SCALE_NOT_VISIBLE, w.MULTIPLIER_NOT_TWO, w.FIX
 _LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
 
 
+# Where unscaled gradients go besides `apply_gradients`, by the name of the function or method they are
+# passed to: each is a place where Keras 3's contract (scaled gradients in) would change the results.
+_GRADIENT_FLOWS = (
+    (frozenset({"clip_by_global_norm", "clip_by_norm", "clip_by_value", "clip_by_average_norm"}),
+     w.GRADIENTS_CLIPPED),
+    (frozenset({"global_norm", "norm", "reduce_norm", "l2_loss", "l2_normalize"}), w.GRADIENTS_NORM_TAKEN),
+    (frozenset({"assign_add", "assign", "add_n", "accumulate_n"}), w.GRADIENTS_ACCUMULATED),
+    (frozenset({"print", "scalar", "histogram", "info", "debug", "warning", "log", "write"}), w.GRADIENTS_LOGGED),
+)
+_COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+
+
+def _called_name(call: cst.Call) -> Optional[str]:
+    """The last name of what `call` calls (`clip_by_norm` in `tf.clip_by_norm(...)`), else None."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+def _flow_of_calls(calls: Sequence[cst.Call]) -> Optional[str]:
+    names = {_called_name(call) for call in calls}
+    for flow_names, code in _GRADIENT_FLOWS:
+        if names & flow_names:
+            return code
+    return None
+
+
+class _Calls(cst.CSTVisitor):
+    """Collects the calls in a subtree, and whether it adds anything (`a + b`, `a += b`)."""
+
+    def __init__(self) -> None:
+        self.found: List[cst.Call] = []
+        self.adds = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.adds = self.adds or isinstance(node.operator, cst.Add)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.adds = self.adds or isinstance(node.operator, cst.AddAssign)
+
+
+def _calls_in(node: cst.CSTNode) -> _Calls:
+    collector = _Calls()
+    node.visit(collector)
+    return collector
+
+
 def _root(node: cst.CSTNode) -> cst.CSTNode:
     """The leftmost name of a dotted expression (`tf` in `tf.keras.X`)."""
     while isinstance(node, cst.Attribute):
@@ -308,9 +359,13 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         self._lso_calls = built
         provable = all(isinstance(call.func, cst.Attribute) and self._is_migrated_optimizer(call.func.value)
                        for call in loops)
+        problems = [(call, self._loop_problem(call)) for call in loops] if provable else []
         self._lso_calls = set()
-        if provable:
+        if provable and not any(code for _, code in problems):
             return False
+        for call, code in problems:
+            if code is not None:
+                self._warn(call, code)
         for site, (kind, payload) in list(decisions.items()):
             if kind not in ("wrap", "fixed_factor"):
                 continue
@@ -873,6 +928,18 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             and assign.value in self._lso_calls
         )
 
+    def _loop_problem(self, call: cst.Call) -> Optional[str]:
+        """Why a loop call on a provably migrated optimizer cannot be rewritten for Keras 3, or None."""
+        if len(call.args) != 1 or call.args[0].star or call.args[0].keyword is not None:
+            return w.BAD_ARGUMENTS
+        if call.func.attr.value == "get_scaled_loss":
+            return None
+        try:
+            self._unscaled_rewrite(call)
+        except _Unsafe as unsafe:
+            return unsafe.code
+        return None
+
     def _plan_loop(self, call: cst.Call) -> None:
         """Plans the Keras 3 custom-loop rewrites for one `x.get_*scaled*` call."""
         assert isinstance(call.func, cst.Attribute)
@@ -902,6 +969,14 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         self._warn(read, w.SCALE_READ_NOTE)
 
     def _plan_unscaled(self, call: cst.Call) -> None:
+        uses, source, line = self._unscaled_rewrite(call)
+        if source is not None:
+            for node in uses:
+                self._replace[node] = cst.Name(source)
+        self._drop_statements.add(line)
+
+    def _unscaled_rewrite(self, call: cst.Call):
+        """(uses to rename, the scaled-gradients name they take or None, the line to drop); raises _Unsafe."""
         assign = self.get_metadata(ParentNodeProvider, call)
         line = self.get_metadata(ParentNodeProvider, assign, None)
         block = self.get_metadata(ParentNodeProvider, line, None) if line is not None else None
@@ -933,7 +1008,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                     raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
                 continue
             if not self._inside_apply_gradients(access.node, receiver):
-                raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+                raise _Unsafe(self._gradient_flow(access.node))
             uses.append(access.node)
         if not uses:
             raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
@@ -945,9 +1020,8 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             ]
             if len(scope.assignments[target]) != 1 or later:
                 raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
-            for node in uses:
-                self._replace[node] = cst.Name(source.value)
-        self._drop_statements.add(line)
+            return uses, source.value, line
+        return uses, None, line
 
     def _plan_drops(self) -> None:
         """Turns the statements to remove into whole-line removals, `pass` lines and carried comments.
@@ -996,6 +1070,29 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                     carried.append(cst.EmptyLine(indent=True, comment=comment))
             if carried:
                 self._carry[block] = carried
+
+    def _gradient_flow(self, node: cst.CSTNode) -> str:
+        """The warning code for where a use of unscaled gradients goes: clipping, a norm, accumulation, logging."""
+        child, parent = node, self.get_metadata(ParentNodeProvider, node, None)
+        calls: List[cst.Call] = []
+        while parent is not None and not isinstance(parent, cst.BaseStatement):
+            if isinstance(parent, cst.Call) and child is not parent.func:
+                calls.append(parent)
+            elif isinstance(parent, _COMPREHENSIONS) and child is not getattr(parent, "elt", None):
+                inside = _calls_in(parent.elt if hasattr(parent, "elt") else parent.value)  # `[f(g) for g in gs]`
+                if inside.adds:
+                    return w.GRADIENTS_ACCUMULATED
+                calls.extend(inside.found)
+            elif (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add)) or (
+                    isinstance(parent, cst.AugAssign) and isinstance(parent.operator, cst.AddAssign)):
+                return w.GRADIENTS_ACCUMULATED
+            child, parent = parent, self.get_metadata(ParentNodeProvider, parent, None)
+        if isinstance(parent, cst.For) and child is parent.iter:  # `for g in grads: ...`
+            inside = _calls_in(parent.body)
+            if inside.adds:
+                return w.GRADIENTS_ACCUMULATED
+            calls.extend(inside.found)
+        return _flow_of_calls(calls) or w.UNSCALED_GRADIENTS_USED
 
     def _inside_apply_gradients(self, node: cst.CSTNode, receiver: str) -> bool:
         child, parent = node, self.get_metadata(ParentNodeProvider, node, None)

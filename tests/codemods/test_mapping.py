@@ -41,3 +41,4 @@ def test_docs_list_every_warning_code_with_its_text():
     for code, message in w.MESSAGES.items():
         kind = "note" if code in w.NOTE_CODES else "needs a person"
         assert f"| `{code}` | {kind} | {message} |" in text, code
+    assert _doctable.render_codes() in text, "regenerate with `python -m codemods._doctable`"

@@ -274,16 +274,38 @@ def test_custom_loop_renamed_gradients_are_substituted():
     )
 
 
-def test_custom_loop_other_use_warns():
-    source = """\
+_LSO_LINE_ON_SHIM = "opt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+
+
+@pytest.mark.parametrize(
+    "use, code",
+    [
+        ("print(g)", w.GRADIENTS_LOGGED),
+        ("tf.summary.histogram('grads', g[0])", w.GRADIENTS_LOGGED),
+        ("g, _ = tf.clip_by_global_norm(g, 1.0)", w.GRADIENTS_CLIPPED),
+        ("g = [tf.clip_by_norm(x, 5.0) for x in g]", w.GRADIENTS_CLIPPED),
+        ("norm = tf.linalg.global_norm(g)", w.GRADIENTS_NORM_TAKEN),
+        ("for x in g:\n                tf.print(tf.norm(x))", w.GRADIENTS_NORM_TAKEN),
+        ("accumulated[0].assign_add(g[0])", w.GRADIENTS_ACCUMULATED),
+        ("total += g[0]", w.GRADIENTS_ACCUMULATED),
+        ("g = [a + b for a, b in zip(g, carried)]", w.GRADIENTS_ACCUMULATED),
+        ("keep(g)", w.UNSCALED_GRADIENTS_USED),
+    ],
+)
+def test_unscaled_gradients_used_elsewhere_keep_the_file_on_tf24s_contract_and_say_where(use, code):
+    """Keras 3's class would take scaled gradients: clipping, norms, sums and logs of them would all change.
+    The file keeps our class with TF 2.4's contract, so the loop runs unchanged; the note says where they go."""
+    loop = f"""\
         def step(g, vs):
+            with tape:
+                scaled = opt.get_scaled_loss(l)
             g = opt.get_unscaled_gradients(g)
-            print(g)
+            {use}
             opt.apply_gradients(zip(g, vs))
         """
-    new, codes = migrate("import tensorflow as tf\n" + _LSO_LINE + textwrap.dedent(source))
-    assert new == "import tensorflow as tf\n" + _LSO_LINE_AFTER + textwrap.dedent(source)
-    assert codes == [w.UNSCALED_GRADIENTS_USED]
+    new, codes = migrate("import tensorflow as tf\n" + _LSO_LINE + textwrap.dedent(loop))
+    assert new == "import tensorflow as tf\nimport lossscale_compat\n\n" + _LSO_LINE_ON_SHIM + textwrap.dedent(loop)
+    assert codes == [w.LOOP_SHIM_NOTE, code]
 
 
 @pytest.mark.parametrize(
