@@ -45,6 +45,17 @@ def may_match(data: bytes, target: str = "keras3") -> bool:
     return target == "keras3" and any(token in data for token in _LOOP_METHODS)
 
 
+def _dotted(node) -> Tuple[Optional[str], str]:
+    """(root name, the rest of the dotted name) of an `ast` Name/Attribute chain; (None, "") otherwise."""
+    import ast
+
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return (node.id, ".".join(reversed(parts))) if isinstance(node, ast.Name) else (None, "")
+
+
 def may_match_ast(data: bytes, target: str = "keras3") -> bool:
     """Returns whether any dotted name could resolve to a TF 2.4 name (fast `ast` over-approximation).
 
@@ -74,6 +85,14 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
             and node.attr in ("get_scaled_loss", "get_unscaled_gradients")
         ):
             return True
+    for statement in tree.body:  # module aliases made by assignment: `mp = tf.keras.mixed_precision`
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(
+                statement.targets[0], ast.Name):
+            resolved = {f"{full}.{rest}" if rest else full
+                        for root, rest in [_dotted(statement.value)] if root in imported
+                        for full in imported[root]}
+            if resolved & _mapping.MODULE_PREFIXES:
+                imported.setdefault(statement.targets[0].id, set()).update(resolved & _mapping.MODULE_PREFIXES)
     roots = {local: full for local, full in imported.items() if any(f.startswith("tensorflow") for f in full)}
     if not roots:
         return False

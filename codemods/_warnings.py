@@ -147,7 +147,7 @@ MESSAGES = {
         "read the inner optimizer's `loss_scale_factor` there instead."
     ),
     IMPORT_KEPT: (
-        "This import names a TF 2.4 mixed-precision module or name that today's TensorFlow lacks, and it "
+        "This import (or module alias) names a TF 2.4 mixed-precision module or name that today's TensorFlow lacks, and it "
         "stays because some of its uses were left alone (see their warnings). Instead, migrate those uses "
         "by hand, or run the code unmodified with `lossscale-compat run`."
     ),

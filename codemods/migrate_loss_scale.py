@@ -17,6 +17,7 @@ from libcst.metadata import (
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
+    QualifiedNameSource,
     ScopeProvider,
 )
 
@@ -295,13 +296,15 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             if "lossscale-compat" in line and SUPPRESS_RE.search(line)
         }
         self._global: GlobalScope = self.get_metadata(ScopeProvider, node)
+        self._bindings = {}
+        self._alias_values: Set[cst.CSTNode] = set()
         self._bindings = self._collect_bindings(node)
         sites: List[Tuple[_Expr, str]] = []
         loops: List[cst.Call] = []
         self._optimizer_scale_reads: List[cst.Attribute] = []
         node.visit(_SiteCollector(self, sites, loops))
         self._folded: Set[cst.CSTNode] = set()
-        self._kept_calls: Set[cst.CSTNode] = set()
+        self._kept_calls: Dict[cst.CSTNode, str] = {}  # a call left alone -> its warning code
         self._lso_calls: Set[cst.CSTNode] = set()
         self._blocked_bindings: Set[str] = set()
         decisions: Dict[_Expr, Tuple[str, object]] = {}
@@ -313,8 +316,11 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         for site, old in order:
             if site in self._folded:
                 continue
-            if self._inside_kept_call(site):
+            kept = self._inside_kept_call(site)
+            if kept is not None:
                 decisions[site] = ("keep", None)
+                if self._position(site).start.line != self._position(kept).start.line:
+                    self._warn(site, self._kept_calls[kept])  # each line that keeps a TF 2.4 name says why
                 continue
             folded_before = set(self._folded)
             try:
@@ -329,7 +335,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                 decisions[site] = ("keep", None)
                 parent = self.get_metadata(ParentNodeProvider, site, None)
                 if isinstance(parent, cst.Call) and parent.func is site:
-                    self._kept_calls.add(parent)
+                    self._kept_calls[parent] = unsafe.code
         loops_kept = self.target == "keras3" and self._keep_loops_on_shim(decisions, loops)
         self._plan_imports(decisions)
         for site, (kind, payload) in decisions.items():
@@ -388,13 +394,14 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             if any(node not in covered for node in references):
                 self._warn(statement, w.IMPORT_KEPT)
 
-    def _inside_kept_call(self, node: cst.CSTNode) -> bool:
+    def _inside_kept_call(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The call left alone that contains `node`, if any."""
         parent = self.get_metadata(ParentNodeProvider, node, None)
         while parent is not None:
             if parent in self._kept_calls:
-                return True
+                return parent
             parent = self.get_metadata(ParentNodeProvider, parent, None)
-        return False
+        return None
 
     def _collect_bindings(self, module: cst.Module) -> Dict[str, Tuple[str, cst.CSTNode, cst.ImportAlias]]:
         """Maps each name bound once at module level by an absolute import to what it imports."""
@@ -422,11 +429,25 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                         if alias.asname is not None:
                             local = get_full_name_for_node(alias.asname.name) or ""
                         out[local] = (f"{module_name}.{name}", small, alias)
-        return {
+        bindings = {
             name: value
             for name, value in out.items()
             if name in self._global and len(self._global[name]) == 1
         }
+        self._bindings = bindings
+        for statement in module.body:  # `mp = tf.keras.mixed_precision.experimental`, in source order
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and isinstance(small.value, (cst.Name, cst.Attribute))):
+                continue
+            name = small.targets[0].target.value
+            qualified = self.qualified(small.value)
+            if (len(qualified) == 1 and next(iter(qualified)) in _mapping.MODULE_PREFIXES
+                    and name not in bindings and len(self._global[name]) == 1):
+                bindings[name] = (next(iter(qualified)), small, None)
+                self._alias_values.update((small.value, small.targets[0].target))
+        return bindings
 
     def _position(self, node: cst.CSTNode):
         return self.get_metadata(PositionProvider, node)
@@ -454,8 +475,16 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         )
 
     def qualified(self, node: cst.CSTNode) -> Set[str]:
-        """Returns the qualified names of `node`."""
-        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+        """Returns the qualified names of `node`, through module aliases made by assignment."""
+        names = set()
+        for q in self.get_metadata(QualifiedNameProvider, node, set()):
+            root, _, rest = q.name.partition(".")
+            alias = self._bindings.get(root)
+            if q.source is QualifiedNameSource.LOCAL and alias is not None and alias[2] is None:
+                names.add(f"{alias[0]}.{rest}" if rest else alias[0])
+            else:
+                names.add(q.name)
+        return names
 
     def would_be(self, node: _Expr) -> Optional[str]:
         """Returns the name `node` would have if its root were the module-level import."""
@@ -782,8 +811,20 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                 if alias.asname is None and short != name:
                     local = short if short not in self._global else name
                 self._import_actions[alias] = (module, short, local)
+            elif alias is None:  # a module alias made by assignment
+                if qualified in _mapping.LEGACY_MODULES and not self.is_suppressed(statement):
+                    self._drop_alias_if_unused(name, statement, decisions)
             elif qualified in _mapping.LEGACY_MODULES or row is not None:
                 self._schedule_removal(statement, alias)
+
+    def _drop_alias_if_unused(self, name: str, statement: cst.Assign,
+                              decisions: Dict[_Expr, Tuple[str, object]]) -> None:
+        """Drops `name = <TF 2.4 module>` when every use of `name` was rewritten away from it."""
+        rewritten = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
+        rewritten |= {_root(node) for node in self._folded}
+        references = [ref.node for access in self._global[name] for ref in access.references]
+        if all(node in rewritten for node in references):
+            self._drop_small.add(statement)
 
     def _schedule_removal(self, statement: cst.CSTNode, alias: cst.ImportAlias) -> None:
         if self.is_suppressed(statement):
@@ -1270,6 +1311,8 @@ class _SiteCollector(cst.CSTVisitor):
 
     def _site(self, node: _Expr) -> bool:
         command = self.command
+        if node in command._alias_values:
+            return False
         parent = command.get_metadata(ParentNodeProvider, node, None)
         if isinstance(parent, cst.Attribute) and (parent.attr is node or parent.value is node):
             return True

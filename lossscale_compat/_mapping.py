@@ -201,6 +201,14 @@ LEGACY_MODULES: Tuple[str, ...] = tuple(
     sorted({rename.old.rsplit(".", 1)[0] for rename in RENAMES if ".experimental" in rename.old})
 )
 
+# Modules on the way to a TF 2.4 name (`tensorflow.keras.mixed_precision`, ...): what a module alias made by
+# assignment (`mp = tf.keras.mixed_precision`) can stand for.
+MODULE_PREFIXES = frozenset(
+    rename.old.rsplit(".", depth)[0]
+    for rename in RENAMES
+    for depth in range(1, rename.old.count("."))
+)
+
 
 def replacement(rename: Rename, target: str) -> Optional[str]:
     """Returns the dotted name `rename` becomes on `target` ("keras3" or "tf_keras"), if any."""

@@ -134,6 +134,62 @@ def test_module_alias_is_resolved_and_legacy_import_removed():
     )
 
 
+def test_module_alias_by_assignment_is_tracked_and_dropped_once_unused():
+    check(
+        """\
+        import tensorflow as tf
+        mixed_precision = tf.keras.mixed_precision.experimental
+        mixed_precision.set_policy('mixed_float16')
+        opt = mixed_precision.LossScaleOptimizer(opt, loss_scale='dynamic')
+        """,
+        """\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy('mixed_float16')
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+        """,
+    )
+
+
+def test_module_alias_by_assignment_of_a_modern_module_is_used_for_the_new_name():
+    check(
+        """\
+        import tensorflow as tf
+        mp = tf.keras.mixed_precision
+        def build(opt):
+            return mp.experimental.LossScaleOptimizer(opt, 'dynamic')
+        """,
+        """\
+        import tensorflow as tf
+        mp = tf.keras.mixed_precision
+        def build(opt):
+            return mp.LossScaleOptimizer(opt)
+        """,
+    )
+
+
+def test_module_alias_by_assignment_with_a_use_left_alone_stays_and_is_warned():
+    source = """\
+        import tensorflow as tf
+        exp = tf.keras.mixed_precision.experimental
+        print(exp)
+        opt = exp.LossScaleOptimizer(opt, 'dynamic')
+        """
+    check(source, source.replace("exp.LossScaleOptimizer(opt, 'dynamic')", "tf.keras.mixed_precision.LossScaleOptimizer(opt)"),
+          codes=[w.IMPORT_KEPT, w.UNSUPPORTED_USE])
+
+
+def test_a_name_assigned_twice_is_not_a_module_alias():
+    source = """\
+        import tensorflow as tf
+        exp = tf.keras.mixed_precision.experimental
+        exp = other
+        opt = exp.LossScaleOptimizer(opt, 'dynamic')
+        """
+    new, codes = migrate(source)
+    assert new == textwrap.dedent(source)
+    assert w.UNSUPPORTED_USE in codes
+
+
 def test_import_added_when_no_usable_binding():
     check(
         """\
