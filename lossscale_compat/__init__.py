@@ -20,6 +20,7 @@ _PUBLIC = {
     "KerasLossScaleOptimizer": "lossscale_compat._optimizer",
     "LossScale": "lossscale_compat._loss_scale",
     "LossScaleDeprecationWarning": "lossscale_compat._deprecation",
+    "LossScaleMonitor": "lossscale_compat._monitor",
     "LossScaleOptimizer": "lossscale_compat._optimizer",
     "assert_equivalent": "lossscale_compat._equivalence",
     "config_differences": "lossscale_compat._equivalence",
@@ -27,9 +28,11 @@ _PUBLIC = {
     "get": "lossscale_compat._loss_scale",
     "install": "lossscale_compat.legacy",
     "load_tf24_h5": "lossscale_compat._h5",
+    "loss_scale_metrics": "lossscale_compat._monitor",
     "restore_tf24_checkpoint": "lossscale_compat._checkpoint",
     "serialize": "lossscale_compat._loss_scale",
     "uninstall": "lossscale_compat.legacy",
+    "write_loss_scale_summaries": "lossscale_compat._monitor",
 }
 
 __all__ = (
@@ -38,6 +41,7 @@ __all__ = (
     "KerasLossScaleOptimizer",
     "LossScale",
     "LossScaleDeprecationWarning",
+    "LossScaleMonitor",
     "LossScaleOptimizer",
     "assert_equivalent",
     "config_differences",
@@ -45,9 +49,11 @@ __all__ = (
     "get",
     "install",
     "load_tf24_h5",
+    "loss_scale_metrics",
     "restore_tf24_checkpoint",
     "serialize",
     "uninstall",
+    "write_loss_scale_summaries",
 )
 
 

@@ -155,11 +155,10 @@ class TF24CheckpointNames:
         if name == "base_optimizer":  # TF 2.4's inner optimizer: the same variables as the names above
             return None
         if cached_dependencies is not None:  # TensorFlow is restoring a checkpoint that holds `name`
-            raise ValueError(
-                f"The checkpoint holds {name!r} under this {type(self).__name__}, but nothing in it or its inner "
-                f"optimizer {type(inner).__name__} keeps state of that name, so it would be dropped. Build the "
-                "optimizer exactly as the code that saved the checkpoint did (same optimizer class), or restore "
-                "only what matches with lossscale_compat.restore_tf24_checkpoint.")
+            if _flavour.optimizer_is_built(inner):
+                raise _unmatched_error(self, [name])
+            # Keras makes some state only when it builds (`momentums`): decided at the first step.
+            self.__dict__.setdefault("_tf24_unmatched", set()).add(name)
         return None
 
     def _tf24_hyperparameter(self, name: str) -> Any:
@@ -185,12 +184,26 @@ class TF24CheckpointNames:
     def _restore_tf24_slots(self) -> None:
         """Restores slots read from a TF 2.4 checkpoint before the inner optimizer was built; it is now."""
         pending = self.__dict__.pop("_tf24_pending_slots", None)
-        if not pending:
-            return
-        inner = _flavour.wrapped_optimizer(self)
-        with tf.init_scope():
-            for variable, slot_name, position in pending:
-                position.restore(_tf24_slot(inner, variable, slot_name))
+        if pending:
+            inner = _flavour.wrapped_optimizer(self)
+            with tf.init_scope():
+                for variable, slot_name, position in pending:
+                    position.restore(_tf24_slot(inner, variable, slot_name))
+
+    def _check_restored_everything(self) -> None:
+        """Raises for checkpoint names that were left for the build and that the build did not make."""
+        waiting = self.__dict__.pop("_tf24_unmatched", set()) & set(self._deferred_dependencies)
+        if waiting:
+            raise _unmatched_error(self, sorted(waiting))
+
+
+def _unmatched_error(optimizer: Any, names: List[str]) -> ValueError:
+    inner = _flavour.wrapped_optimizer(optimizer)
+    return ValueError(
+        f"The checkpoint holds {', '.join(map(repr, names))} under this {type(optimizer).__name__}, but nothing "
+        f"in it or its inner optimizer {type(inner).__name__} keeps state of that name, so it would be dropped. "
+        "Build the optimizer exactly as the code that saved the checkpoint did (same optimizer class), or "
+        "restore only what matches with lossscale_compat.restore_tf24_checkpoint.")
 
 
 def _tf24_slot(inner: Any, variable: Any, slot_name: str) -> Any:

@@ -121,6 +121,48 @@ def optimizer_hyperparameter(optimizer: Any, name: str) -> Any:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def new_skipped_steps_counter() -> tf.Variable:
+    """A loss-scale optimizer's count of skipped steps: int64, updated once per step in cross-replica context."""
+    with tf.init_scope():
+        return tf.Variable(0, dtype=tf.int64, trainable=False, name="skipped_steps",
+                           synchronization=tf.VariableSynchronization.ON_WRITE,
+                           aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+
+
+def current_loss_scale(optimizer: Any) -> Any:
+    """The loss scale of any flavour's loss-scale optimizer (ours, Keras 3's, Keras 2's) as a float32 tensor.
+
+    None when `optimizer` scales no loss (a plain optimizer without `loss_scale_factor`).
+    """
+    state = loss_scale_state_variables(optimizer)
+    if state is not None:
+        return tf.convert_to_tensor(state[0], tf.float32)
+    scale = getattr(optimizer, "loss_scale", None)  # ours and Keras 2's fixed scale
+    if scale is not None and not isinstance(scale, str):
+        return tf.cast(scale() if callable(scale) else scale, tf.float32)
+    if isinstance(optimizer, keras_loss_scale_optimizer()):  # Keras 3's, before its build makes `dynamic_scale`
+        return tf.constant(float(optimizer.initial_scale), tf.float32)
+    factor = getattr(getattr(optimizer, "inner_optimizer", optimizer), "loss_scale_factor", None)  # Keras 3
+    return None if factor is None else tf.constant(float(factor), tf.float32)
+
+
+def skips_advance_iterations(optimizer: Any) -> bool:
+    """Whether a skipped step advances this loss-scale optimizer's `iterations`: TF 2.4's rule (ours, Keras 2's).
+
+    Keras 3's own class advances it only for applied steps.
+    """
+    return hasattr(optimizer, "skipped_steps") or not has_keras3_loss_scaling()
+
+
+def has_summary_writing() -> bool:
+    """Whether `tf.summary` can write event files: it needs the tensorboard package."""
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def optimizer_is_built(optimizer: Any) -> bool:
     """Whether a Keras optimizer has created its per-variable state."""
     return bool(getattr(optimizer, "built", getattr(optimizer, "_built", False)))  # Keras 3, Keras 2
@@ -156,6 +198,11 @@ def keras_policy_class() -> type:
 def keras_layer_class() -> type:
     """The base layer class of the Keras that `tf.keras` resolves to."""
     return tf.keras.layers.Layer
+
+
+def keras_callback_class() -> type:
+    """The callback base class of the Keras that `tf.keras` resolves to."""
+    return tf.keras.callbacks.Callback
 
 
 def keras_compile_hook() -> Tuple[type, str]:

@@ -32,6 +32,26 @@ class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.Inn
                 f"optimizer {inner_optimizer}. Keras 2's own class is TF 2.4's for legacy optimizers: use {call}, "
                 f"or pass `tf.keras.optimizers.{type(inner_optimizer).__name__}` instead.")
         super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
+        self._skipped_steps = _flavour.new_skipped_steps_counter()
+        self._track_trackable(self._skipped_steps, name="skipped_steps")
+        if self.dynamic:
+            self._count_skips_of(self._loss_scale)
+
+    def _count_skips_of(self, state: Any) -> None:
+        """Counts the steps Keras 2's own skip logic skips: its scale state's `update` decides them."""
+        update = state.update
+
+        def update_and_count(grads: Any) -> Any:
+            update_op, should_apply = update(grads)
+            self._skipped_steps.assign_add(tf.cast(tf.logical_not(should_apply), tf.int64))
+            return update_op, should_apply
+
+        state.update = update_and_count
+
+    @property
+    def skipped_steps(self) -> tf.Variable:
+        """How many steps were skipped for non-finite gradients (checkpointed; not in `.keras` files)."""
+        return self._skipped_steps
 
     @classmethod
     def from_config(cls, config: dict, custom_objects: Any = None) -> "KerasLossScaleOptimizer":
@@ -44,10 +64,11 @@ class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.Inn
             # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients
             # provided"; Keras 2 raises first.
             tf.distribute.get_replica_context().merge_call(lambda _: self._loss_scale.update([]))
-        if self.__dict__.get("_tf24_pending_slots"):
+        if self.__dict__.get("_tf24_pending_slots") or self.__dict__.get("_tf24_unmatched"):
             with tf.init_scope():
                 self.inner_optimizer.build([variable for _, variable in grads_and_vars])
             self._restore_tf24_slots()
+            self._check_restored_everything()
         return super().apply_gradients(grads_and_vars, *args, **kwargs)
 
     def save_own_variables(self, store: Any) -> None:

@@ -88,6 +88,7 @@ class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.Inn
         self._dynamic = dynamic
         self._caller_unscaled = False
         self._set_state(_LossScaleState(initial_scale, dynamic_growth_steps, 2.0) if dynamic else None)
+        self._set_skipped_steps(_flavour.new_skipped_steps_counter())
 
     @tf.__internal__.tracking.no_automatic_dependency_tracking
     def _set_state(self, state: Optional[_LossScaleState]) -> None:
@@ -98,6 +99,16 @@ class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.Inn
             self._track_trackable(state, name="loss_scale")
             self._track_trackable(state._current_loss_scale, name="dynamic_scale")
             self._track_trackable(state._num_good_steps, name="step_counter")
+
+    @tf.__internal__.tracking.no_automatic_dependency_tracking
+    def _set_skipped_steps(self, counter: tf.Variable) -> None:
+        self._skipped_steps = counter
+        self._track_trackable(counter, name="skipped_steps")
+
+    @property
+    def skipped_steps(self) -> tf.Variable:
+        """How many steps were skipped for non-finite gradients (checkpointed; not in `.keras` files)."""
+        return self._skipped_steps
 
     # --- TF 2.4 surface ------------------------------------------------------------------------
 
@@ -202,6 +213,7 @@ class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.Inn
                 self.build(trainable_variables)
             self.built = True
             self._restore_tf24_slots()
+            self._check_restored_everything()
         grads = list(grads)
         if not self._caller_unscaled:
             grads = self._unscale(grads)
@@ -237,6 +249,7 @@ class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.Inn
         def skip() -> None:
             # TF 2.4 counted a skipped step; Keras 3 does not.
             self.inner_optimizer.iterations.assign_add(1)
+            self._skipped_steps.assign_add(1)
 
         tf.cond(should_apply, apply, skip)
 
