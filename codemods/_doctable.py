@@ -50,5 +50,15 @@ def update(path: str) -> None:
         handle.write(text)
 
 
+def update_migration_guide(path: str) -> None:
+    """Rewrites the mapping table in the migration guide at `path` in place."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    start, stop = text.index(BEGIN), text.index(END) + len(END)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text[:start] + render() + text[stop:])
+
+
 if __name__ == "__main__":
     update(sys.argv[1] if len(sys.argv) > 1 else "docs/codemod.md")
+    update_migration_guide(sys.argv[2] if len(sys.argv) > 2 else "docs/migration.md")

@@ -18,7 +18,7 @@ _Keras2LossScaleOptimizer = _flavour.keras2_loss_scale_optimizer_for_new_optimiz
 
 class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess,
                               _Keras2LossScaleOptimizer):
-    """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on Keras 2."""
+    """TF 2.4's non-experimental `tf.keras.mixed_precision.LossScaleOptimizer`, on the installed Keras."""
 
     def __init__(self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None,
                  dynamic_growth_steps: Any = None):

@@ -54,7 +54,7 @@ def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
 
 class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess,
                               _KerasLossScaleOptimizer):
-    """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer`, on Keras 3."""
+    """TF 2.4's non-experimental `tf.keras.mixed_precision.LossScaleOptimizer`, on the installed Keras."""
 
     def __init__(self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None,
                  dynamic_growth_steps: Optional[int] = None, name: Optional[str] = None, **kwargs: Any):

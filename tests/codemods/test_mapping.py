@@ -30,6 +30,8 @@ def test_docs_table_is_generated_from_the_mapping():
     with open(DOCS, encoding="utf-8") as handle:
         text = handle.read()
     assert _doctable.render() in text
+    with open(DOCS.replace("codemod.md", "migration.md"), encoding="utf-8") as handle:
+        assert _doctable.render() in handle.read()
 
 
 def test_docs_list_every_warning_code_with_its_text():
