@@ -143,16 +143,22 @@ class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.Inn
 
     @property
     def iterations(self) -> Any:
-        return self.inner_optimizer.iterations
+        adopted = self.__dict__.get("_adopted_iterations")
+        return self.inner_optimizer.iterations if adopted is None else adopted
 
     @iterations.setter
     def iterations(self, value: Any) -> None:
-        """TF 2.4 allowed this only before the first step; Keras 3 keeps `iterations` a variable, so it is set."""
+        """TF 2.4 adopted a variable given here (e.g. the global step) before the first step; so does this.
+
+        Keras 3 keeps its own `iterations` variable, so an adopted variable is kept equal to it around each step.
+        """
         if self.inner_optimizer.built:
             raise RuntimeError(
                 "Cannot set `iterations` to a new Variable after the Optimizer weights have been created. "
                 f"To change its value, use `optimizer.iterations.assign({value!r})` instead.")
         self.inner_optimizer.iterations.assign(value)
+        if isinstance(value, tf.Variable):
+            self.__dict__["_adopted_iterations"] = value
 
     @property
     def lr(self) -> Any:
@@ -206,6 +212,15 @@ class KerasLossScaleOptimizer(_checkpoint.TF24CheckpointNames, _inner_access.Inn
         super(_KerasLossScaleOptimizer, self).build(var_list)
 
     def apply(self, grads: Any, trainable_variables: Any = None) -> None:
+        adopted = self.__dict__.get("_adopted_iterations")
+        if adopted is None:
+            self._apply(grads, trainable_variables)
+            return
+        self.inner_optimizer.iterations.assign(tf.cast(adopted, tf.int64))
+        self._apply(grads, trainable_variables)
+        adopted.assign(tf.cast(self.inner_optimizer.iterations, adopted.dtype))
+
+    def _apply(self, grads: Any, trainable_variables: Any = None) -> None:
         if not self.built:
             # Lifted out of any tf.function, as Keras 2 did: slot variables created while a replica
             # step is traced under MirroredStrategy would otherwise be captured as placeholders.

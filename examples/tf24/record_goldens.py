@@ -6,7 +6,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAMS = ("custom_loop", "fit", "fixed_scale", "dynamic_loss_scale_object",
-            "legacy_names", "policy_fit", "mirrored", "restore_checkpoint", "load_weights")
+            "legacy_names", "policy_fit", "mirrored", "restore_checkpoint", "load_weights", "global_step")
 # Extra flags for the recording run: these first write the TF 2.4.0 checkpoints they resume from.
 RECORDING_FLAGS = {"restore_checkpoint": ["--write-checkpoint"], "load_weights": ["--write-checkpoint"]}
 
