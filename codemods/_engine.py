@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from typing import Callable, List, Optional, Tuple
 
+from codemods import _linediff
 from codemods import _warnings as w
 
 # A file can only need a change if it mentions one of these (bytes, case-sensitive).
@@ -127,17 +127,17 @@ def splice(original: bytes, printed: bytes, new: bytes) -> Optional[bytes]:
     new_lines = new.splitlines(keepends=True)
     # Map each printed line that is identical in the original to its original index.
     same = {}
-    for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(
-        None, orig_lines, printed_lines, autojunk=False
-    ).get_opcodes():
+    matched = _linediff.opcodes(orig_lines, printed_lines, exact=True)
+    changes = _linediff.opcodes(printed_lines, new_lines, exact=True)
+    if matched is None or changes is None:
+        return None
+    for tag, i1, i2, j1, _j2 in matched:
         if tag == "equal":
             for k in range(i2 - i1):
                 same[j1 + k] = i1 + k
     out: List[bytes] = []
     cursor = 0  # next original line to copy
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
-        None, printed_lines, new_lines, autojunk=False
-    ).get_opcodes():
+    for tag, i1, i2, j1, j2 in changes:
         if tag == "equal":
             continue
         if i1 in same:
@@ -157,22 +157,7 @@ def splice(original: bytes, printed: bytes, new: bytes) -> Optional[bytes]:
     return b"".join(out)
 
 
-def line_mapper(old: bytes, new: bytes) -> Callable[[int], int]:
-    """Returns a function mapping 1-based lines of `old` to the matching lines of `new`."""
-    opcodes = difflib.SequenceMatcher(
-        None, old.splitlines(), new.splitlines(), autojunk=False
-    ).get_opcodes()
-
-    def mapped(line: int) -> int:
-        index = line - 1
-        for tag, i1, i2, j1, j2 in opcodes:
-            if i1 <= index < i2 or (i1 == i2 == index):
-                if tag == "equal":
-                    return j1 + (index - i1) + 1
-                return j1 + min(index - i1, max(j2 - j1 - 1, 0)) + 1
-        return line
-
-    return mapped
+line_mapper = _linediff.line_mapper
 
 
 def _describe(error: BaseException) -> str:

@@ -152,11 +152,11 @@ def _decode(data: bytes) -> str:
 
 
 def _diff(result: _Result) -> str:
-    import difflib
+    from codemods import _linediff
 
     old = _decode(result.old).splitlines(keepends=True)
     new = _decode(result.new).splitlines(keepends=True)
-    lines = difflib.unified_diff(old, new, f"a/{result.path}", f"b/{result.path}")
+    lines = _linediff.unified(old, new, f"a/{result.path}", f"b/{result.path}")
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
 

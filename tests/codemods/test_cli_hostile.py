@@ -132,3 +132,137 @@ def test_file_emptied_during_the_run_is_left_alone(tmp_path, monkeypatch, capsys
     monkeypatch.setattr(cli, "_process", lambda *a: (path.write_bytes(b""), real(*a))[1])
     assert cli.main(["migrate", "--write", "-j", "1", str(path)]) == 2
     assert path.read_bytes() == b""
+
+
+# Permissions: run as an unprivileged user where this process can become one.
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def as_nobody():
+    """Returns a context manager that runs its body as the unprivileged user `nobody` (uid/gid 65534)."""
+    import contextlib
+
+    if not hasattr(os, "setresuid") or os.geteuid() != 0:
+        pytest.skip("switching to an unprivileged user needs root and setresuid; this run has neither")
+
+    @contextlib.contextmanager
+    def switched():
+        groups = os.getgroups()
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, 0)
+        os.setresuid(NOBODY, NOBODY, 0)  # the saved uid 0 lets the test switch back
+        try:
+            yield
+        finally:
+            os.setresuid(0, 0, 0)
+            os.setresgid(0, 0, 0)
+            os.setgroups(groups)
+
+    return switched
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory anyone may enter and write (tmp_path's parents are private to root)."""
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="lsc-perm-")
+    os.chmod(path, 0o777)
+    yield path
+    shutil.rmtree(path)
+
+
+def _read(path):
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _warm_up(tmp_path):
+    """Runs the CLI once, so that every module it imports lazily is loaded before the switch."""
+    (tmp_path / "warm.py").write_bytes(LEGACY)
+    cli.main(["migrate", "--write", "-j", "1", str(tmp_path / "warm.py")])
+
+
+def test_file_of_another_owner_is_not_replaced(tmp_path, shared_dir, as_nobody, capsys):
+    _warm_up(tmp_path)
+    path = os.path.join(shared_dir, "root_owned.py")
+    with open(path, "wb") as handle:
+        handle.write(LEGACY)
+    os.chmod(path, 0o644)
+    capsys.readouterr()
+    with as_nobody():
+        code = cli.main(["migrate", "--write", "-j", "1", path])
+    assert code == 2
+    assert _read(path) == LEGACY
+    assert os.stat(path).st_uid == 0
+    assert "not written: the file is read-only for you (mode 0644, owner uid 0)" in capsys.readouterr().err
+
+
+def test_read_only_file_is_not_written(tmp_path, shared_dir, as_nobody, capsys):
+    _warm_up(tmp_path)
+    path = os.path.join(shared_dir, "ro.py")
+    with open(path, "wb") as handle:
+        handle.write(LEGACY)
+    os.chown(path, NOBODY, NOBODY)
+    os.chmod(path, 0o444)
+    capsys.readouterr()
+    with as_nobody():
+        code = cli.main(["migrate", "--write", "-j", "1", path])
+    assert code == 2
+    assert _read(path) == LEGACY
+    assert "read-only for you (mode 0444" in capsys.readouterr().err
+    # Even root leaves a file without any write bit alone, as editors ask before writing one.
+    assert cli.main(["migrate", "--write", "-j", "1", path]) == 2
+    assert _read(path) == LEGACY
+
+
+def test_writable_file_of_another_owner_is_written_in_place(tmp_path, shared_dir, as_nobody):
+    _warm_up(tmp_path)
+    path = os.path.join(shared_dir, "group.py")
+    with open(path, "wb") as handle:
+        handle.write(LEGACY)
+    os.chmod(path, 0o666)
+    with as_nobody():
+        code = cli.main(["migrate", "--write", "-j", "1", path])
+    assert code == 0
+    info = os.stat(path)
+    assert _read(path) == MODERN
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (0, 0, 0o666)
+
+
+def test_owner_group_and_mode_are_kept(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another owner needs root")
+    path = tmp_path / "a.py"
+    path.write_bytes(LEGACY)
+    os.chown(path, NOBODY, NOBODY)
+    os.chmod(path, 0o640)
+    assert cli.main(["migrate", "--write", "-j", "1", str(path)]) == 0
+    info = os.stat(path)
+    assert path.read_bytes() == MODERN
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (NOBODY, NOBODY, 0o640)
+
+
+def test_hard_links_are_kept(tmp_path):
+    path = tmp_path / "a.py"
+    path.write_bytes(LEGACY)
+    os.link(path, tmp_path / "other_name.txt")
+    inode = os.stat(path).st_ino
+    assert cli.main(["migrate", "--write", "-j", "1", str(path)]) == 0
+    assert os.stat(path).st_ino == inode
+    assert (tmp_path / "other_name.txt").read_bytes() == MODERN
+
+
+def test_link_to_a_file_outside_the_named_paths_is_not_written_through(tmp_path, capsys):
+    (tmp_path / "outside.py").write_bytes(LEGACY)
+    (tmp_path / "tree").mkdir()
+    os.symlink(tmp_path / "outside.py", tmp_path / "tree" / "link.py")
+    assert cli.main(["migrate", "--write", "-j", "1", str(tmp_path / "tree")]) == 2
+    assert (tmp_path / "outside.py").read_bytes() == LEGACY
+    assert "a symbolic link to" in capsys.readouterr().err
+    assert cli.main(["migrate", "--write", "--write-link-targets", "-j", "1", str(tmp_path / "tree")]) == 0
+    assert (tmp_path / "outside.py").read_bytes() == MODERN
+    assert os.path.islink(tmp_path / "tree" / "link.py")
