@@ -266,3 +266,75 @@ def test_link_to_a_file_outside_the_named_paths_is_not_written_through(tmp_path,
     assert cli.main(["migrate", "--write", "--write-link-targets", "-j", "1", str(tmp_path / "tree")]) == 0
     assert (tmp_path / "outside.py").read_bytes() == MODERN
     assert os.path.islink(tmp_path / "tree" / "link.py")
+
+
+# Kill safety.
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(child) for child in handle.read().split()]
+    except OSError:
+        return []
+
+
+def _running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads process children from Linux's /proc")
+def test_workers_end_when_the_run_is_killed(tmp_path):
+    import signal
+    import time
+
+    site = b"opts.append(tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic'))\n"
+    for i in range(4):
+        (tmp_path / f"big{i}.py").write_bytes(b"import tensorflow as tf\n" + site * 3000)
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run_ = subprocess.Popen(
+        [sys.executable, "-m", "lossscale_compat", "migrate", "--check", "-j", "2", str(tmp_path)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    workers = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline and run_.poll() is None:
+            time.sleep(0.1)
+            workers = [pid for pid in _children(run_.pid) if _running(pid)]
+        assert len(workers) == 2, "the pool did not start two workers"
+        time.sleep(0.5)
+        run_.send_signal(signal.SIGKILL)
+        run_.wait(timeout=30)
+        deadline = time.monotonic() + 15
+        while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _running(pid)], "workers outlived the killed run"
+    finally:
+        if run_.poll() is None:
+            run_.kill()
+            run_.wait()
+        for pid in workers:  # on failure, leave nothing running behind
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_stale_temporary_files_of_killed_runs_are_removed(tmp_path):
+    import time
+
+    (tmp_path / "a.py").write_bytes(LEGACY)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".lossscale-compat-{dead.pid}-abc123.tmp"
+    live = tmp_path / ".lossscale-compat-1-abc123.tmp"  # pid 1 is alive: another run may still own it
+    other = tmp_path / f".lossscale-compat-{dead.pid}-notes.txt"  # not our name
+    for path in (stale, live, other):
+        path.write_bytes(b"")
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    assert cli.main(["migrate", "--write", "-j", "1", str(tmp_path)]) == 0
+    assert not stale.exists()
+    assert live.exists() and other.exists()
+    assert (tmp_path / "a.py").read_bytes() == MODERN
