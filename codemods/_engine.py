@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Callable, List, Optional, Tuple
 
 from codemods import _linediff
@@ -166,16 +167,62 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {first}"
 
 
+_LIBCST_AT = re.compile(r"error at (\d+):(\d+): (.*)")
+
+
+def parse_error(data: bytes, error: BaseException) -> str:
+    """Says where and why `data` does not parse: Python's own position and message, then libcst's detail."""
+    import ast
+
+    detail = ""
+    line = col = None
+    message = getattr(error, "message", None)
+    if isinstance(message, str):  # a libcst.ParserSyntaxError
+        found = _LIBCST_AT.search(message)
+        if found:
+            line, col, detail = int(found.group(1)), int(found.group(2)) + 1, found.group(3)
+        else:
+            line, col, detail = error.editor_line, error.editor_column, message  # type: ignore[attr-defined]
+    elif isinstance(error, SyntaxError):
+        line, col, detail = error.lineno, error.offset, error.msg
+    else:
+        detail = _describe(error)
+    try:
+        ast.parse(data)
+    except SyntaxError as python:
+        where = f"line {python.lineno}, column {python.offset}: " if python.lineno else ""
+        extra = f" (libcst: {detail})" if detail and detail != python.msg else ""
+        return f"{where}{python.msg}{extra}"
+    except (ValueError, UnicodeError, LookupError, RecursionError, MemoryError):
+        pass
+    where = f"line {line}, column {col}: " if line else ""
+    return f"{where}{detail} (Python accepts this file; libcst cannot parse it)"
+
+
+def nul_error(data: bytes) -> Optional[str]:
+    """Returns a message if `data` holds a NUL byte, which Python rejects anywhere in a source file."""
+    at = data.find(b"\0")
+    if at < 0:
+        return None
+    line = data.count(b"\n", 0, at) + 1
+    col = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    return (f"a NUL byte at line {line}, column {col}: Python rejects a source file holding one, so it was "
+            "left alone. Remove the byte and run again")
+
+
 def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") -> FileResult:
     """Migrates the bytes of one Python file; never raises for bad input, reports it instead."""
     if not may_match(data, target) or not may_match_ast(data, target):
         return FileResult(path, "unchanged", data, data)
     import libcst as cst
 
+    nul = nul_error(data)
+    if nul:
+        return FileResult(path, "error", data, data, error=nul)
     try:
         printed, new, findings = transform_code(data, target, path)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as error:
-        return FileResult(path, "error", data, data, error=f"cannot parse: {_describe(error)}")
+        return FileResult(path, "error", data, data, error=f"cannot parse: {parse_error(data, error)}")
     except RecursionError:
         return FileResult(path, "error", data, data, error="cannot parse: the file nests too deeply")
     if new == printed:

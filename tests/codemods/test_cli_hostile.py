@@ -338,3 +338,48 @@ def test_stale_temporary_files_of_killed_runs_are_removed(tmp_path):
     assert not stale.exists()
     assert live.exists() and other.exists()
     assert (tmp_path / "a.py").read_bytes() == MODERN
+
+
+# Messages.
+
+def test_parse_error_names_file_line_and_both_messages(tmp_path):
+    (tmp_path / "broken.py").write_bytes(
+        b"import tensorflow as tf\nx = tf.mixed_precision.experimental.FixedLossScale(\n"
+    )
+    done = run("--check", "broken.py", cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = [line for line in done.stderr.decode().splitlines() if ": error: " in line]
+    assert line.startswith("broken.py: error: cannot parse: line 2, column 51: '(' was never closed (libcst: expected one of")
+
+
+def test_error_libcst_places_wrongly_gets_pythons_line(tmp_path):
+    (tmp_path / "indent.py").write_bytes(
+        b"import tensorflow as tf\nx = tf.mixed_precision.experimental.FixedLossScale(2)\n  y = 2\n"
+    )
+    done = run("--check", "indent.py", cwd=tmp_path)
+    assert b"indent.py: error: cannot parse: line 3, column " in done.stderr  # libcst alone said 2:1
+    assert b": unexpected indent (libcst: expected one of" in done.stderr
+
+
+def test_nul_byte_is_reported_and_not_written(tmp_path):
+    data = LEGACY + b"# a \0 in a comment\n"
+    (tmp_path / "nul.py").write_bytes(data)
+    done = run("--write", "nul.py", cwd=tmp_path)
+    assert done.returncode == 2
+    assert b"nul.py: error: a NUL byte at line 3, column 5" in done.stderr
+    assert (tmp_path / "nul.py").read_bytes() == data
+
+
+@pytest.mark.parametrize("source", [3, {"a": 1}, None, ["x = 1\n", 2]])
+def test_malformed_notebook_gets_a_plain_message(tmp_path, source):
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": LEGACY.decode(), "outputs": [], "execution_count": None},
+        {"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None},
+    ]
+    data = (json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n").encode()
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    done = run("--write", "nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 2
+    assert b"internal error" not in done.stderr
+    assert b"nb.ipynb: error: cannot read notebook: cell 1's `source`" in done.stderr
+    assert (tmp_path / "nb.ipynb").read_bytes() == data
