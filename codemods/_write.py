@@ -97,7 +97,7 @@ def replace(real: str, old: bytes, new: bytes, cleaned: Optional[Set[str]] = Non
     info = os.stat(real)
     if not stat.S_ISREG(info.st_mode):
         raise NotWritten(f"not written: it is now {kind(info.st_mode)}")
-    if not os.access(real, os.W_OK) or not info.st_mode & stat.S_IWUSR:
+    if not os.access(real, os.W_OK) or not info.st_mode & 0o222:
         raise NotWritten(
             f"not written: the file is read-only for you (mode {stat.S_IMODE(info.st_mode):04o}, "
             f"owner uid {info.st_uid}); make it writable and run again"
