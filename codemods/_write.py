@@ -81,7 +81,7 @@ def remove_stale_temps(directory: str, started: float) -> None:
 
 
 def _can_keep_owner(info: os.stat_result) -> bool:
-    if os.geteuid() == 0:
+    if not hasattr(os, "geteuid") or os.geteuid() == 0:  # no owners to keep (Windows), or root
         return True
     return info.st_uid == os.geteuid() and (info.st_gid == os.getegid() or info.st_gid in os.getgroups())
 
@@ -115,10 +115,8 @@ def replace(real: str, old: bytes, new: bytes, cleaned: Optional[Set[str]] = Non
             handle.write(new)
             handle.flush()
             os.fsync(handle.fileno())
-        if os.geteuid() == 0 and (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
-            os.chown(temp, info.st_uid, info.st_gid)
-        elif info.st_gid != os.getegid():
-            os.chown(temp, -1, info.st_gid)
+        if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
+            os.chown(temp, info.st_uid if os.geteuid() == 0 else -1, info.st_gid)
         os.chmod(temp, stat.S_IMODE(info.st_mode))  # after chown, which clears set-id bits
         if read_regular(real) != old:
             raise NotWritten(_CHANGED)

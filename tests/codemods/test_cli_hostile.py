@@ -383,3 +383,13 @@ def test_malformed_notebook_gets_a_plain_message(tmp_path, source):
     assert b"internal error" not in done.stderr
     assert b"nb.ipynb: error: cannot read notebook: cell 1's `source`" in done.stderr
     assert (tmp_path / "nb.ipynb").read_bytes() == data
+
+
+def test_directory_named_through_a_link_is_walked(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.py").write_bytes(LEGACY)
+    os.symlink("real", tmp_path / "alias")
+    done = run("--write", "alias", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "real" / "a.py").read_bytes() == MODERN
+    assert os.path.islink(tmp_path / "alias")
