@@ -1,4 +1,4 @@
-"""Reading and replacing a file as an editor would: only regular files, only if unchanged, keeping owner, mode and links."""
+"""Reading and replacing files as an editor would: regular files only, only if unchanged, owner, mode and links kept."""
 
 from __future__ import annotations
 

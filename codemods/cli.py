@@ -104,7 +104,8 @@ def _process_many(tasks: List[Tuple[str, bytes]], target: str, jobs: int) -> Lis
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     results: List[Optional[_Result]] = [None] * len(tasks)
     with concurrent.futures.ProcessPoolExecutor(
-        max_workers=min(jobs, len(tasks)), mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(),)
+        max_workers=min(jobs, len(tasks)), mp_context=context,
+        initializer=_die_with_parent, initargs=(os.getpid(),),
     ) as pool:
         futures = {pool.submit(_process, path, data, target): i for i, (path, data) in enumerate(tasks)}
         for future in concurrent.futures.as_completed(futures):
@@ -193,11 +194,14 @@ def _check_report_path(path: str) -> None:
     """Raises ValueError unless a report can be written to `path`."""
     parent = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise ValueError(f"--report {path} is a directory. Instead, name a file, e.g. {os.path.join(path, 'report.json')}.")
+        example = os.path.join(path, "report.json")
+        raise ValueError(f"--report {path} is a directory. Instead, name a file, e.g. {example}.")
     if not os.path.isdir(parent):
-        raise ValueError(f"--report {path}: the directory {parent} does not exist. Create it first or name another file.")
+        raise ValueError(
+            f"--report {path}: the directory {parent} does not exist. Create it first or name another file.")
     if not os.access(path if os.path.exists(path) else parent, os.W_OK):
-        raise ValueError(f"--report {path} cannot be written (permission denied). Instead, name a file you can write.")
+        raise ValueError(
+            f"--report {path} cannot be written (permission denied). Instead, name a file you can write.")
 
 
 def _cores() -> int:
@@ -213,7 +217,8 @@ def _jobs(args: argparse.Namespace, config: Dict[str, object]) -> int:
     if jobs is None:
         return _cores()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"`-j`/`jobs` must be a whole number of at least 1, got {jobs!r}. Instead, pass -j 1 to run in one process.")
+        raise ValueError(
+            f"`-j`/`jobs` must be a whole number of at least 1, got {jobs!r}. Instead, pass -j 1 to run in one process.")
     return min(jobs, 2 * _cores())
 
 
