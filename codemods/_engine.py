@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
+import re
 from typing import Callable, List, Optional, Tuple
 
+from codemods import _linediff
 from codemods import _warnings as w
 
 # A file can only need a change if it mentions one of these (bytes, case-sensitive).
@@ -146,17 +147,17 @@ def splice(original: bytes, printed: bytes, new: bytes) -> Optional[bytes]:
     new_lines = new.splitlines(keepends=True)
     # Map each printed line that is identical in the original to its original index.
     same = {}
-    for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(
-        None, orig_lines, printed_lines, autojunk=False
-    ).get_opcodes():
+    matched = _linediff.opcodes(orig_lines, printed_lines, exact=True)
+    changes = _linediff.opcodes(printed_lines, new_lines, exact=True)
+    if matched is None or changes is None:
+        return None
+    for tag, i1, i2, j1, _j2 in matched:
         if tag == "equal":
             for k in range(i2 - i1):
                 same[j1 + k] = i1 + k
     out: List[bytes] = []
     cursor = 0  # next original line to copy
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
-        None, printed_lines, new_lines, autojunk=False
-    ).get_opcodes():
+    for tag, i1, i2, j1, j2 in changes:
         if tag == "equal":
             continue
         if i1 in same:
@@ -176,22 +177,7 @@ def splice(original: bytes, printed: bytes, new: bytes) -> Optional[bytes]:
     return b"".join(out)
 
 
-def line_mapper(old: bytes, new: bytes) -> Callable[[int], int]:
-    """Returns a function mapping 1-based lines of `old` to the matching lines of `new`."""
-    opcodes = difflib.SequenceMatcher(
-        None, old.splitlines(), new.splitlines(), autojunk=False
-    ).get_opcodes()
-
-    def mapped(line: int) -> int:
-        index = line - 1
-        for tag, i1, i2, j1, j2 in opcodes:
-            if i1 <= index < i2 or (i1 == i2 == index):
-                if tag == "equal":
-                    return j1 + (index - i1) + 1
-                return j1 + min(index - i1, max(j2 - j1 - 1, 0)) + 1
-        return line
-
-    return mapped
+line_mapper = _linediff.line_mapper
 
 
 def _describe(error: BaseException) -> str:
@@ -200,16 +186,62 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {first}"
 
 
+_LIBCST_AT = re.compile(r"error at (\d+):(\d+): (.*)")
+
+
+def parse_error(data: bytes, error: BaseException) -> str:
+    """Says where and why `data` does not parse: Python's own position and message, then libcst's detail."""
+    import ast
+
+    detail = ""
+    line = col = None
+    message = getattr(error, "message", None)
+    if isinstance(message, str):  # a libcst.ParserSyntaxError
+        found = _LIBCST_AT.search(message)
+        if found:
+            line, col, detail = int(found.group(1)), int(found.group(2)) + 1, found.group(3)
+        else:
+            line, col, detail = error.editor_line, error.editor_column, message  # type: ignore[attr-defined]
+    elif isinstance(error, SyntaxError):
+        line, col, detail = error.lineno, error.offset, error.msg
+    else:
+        detail = _describe(error)
+    try:
+        ast.parse(data)
+    except SyntaxError as python:
+        where = f"line {python.lineno}, column {python.offset}: " if python.lineno else ""
+        extra = f" (libcst: {detail})" if detail and detail != python.msg else ""
+        return f"{where}{python.msg}{extra}"
+    except (ValueError, UnicodeError, LookupError, RecursionError, MemoryError):
+        pass
+    where = f"line {line}, column {col}: " if line else ""
+    return f"{where}{detail} (Python accepts this file; libcst cannot parse it)"
+
+
+def nul_error(data: bytes) -> Optional[str]:
+    """Returns a message if `data` holds a NUL byte, which Python rejects anywhere in a source file."""
+    at = data.find(b"\0")
+    if at < 0:
+        return None
+    line = data.count(b"\n", 0, at) + 1
+    col = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    return (f"a NUL byte at line {line}, column {col}: Python rejects a source file holding one, so it was "
+            "left alone. Remove the byte and run again")
+
+
 def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") -> FileResult:
     """Migrates the bytes of one Python file; never raises for bad input, reports it instead."""
     if not may_match(data, target) or not may_match_ast(data, target):
         return FileResult(path, "unchanged", data, data)
     import libcst as cst
 
+    nul = nul_error(data)
+    if nul:
+        return FileResult(path, "error", data, data, error=nul)
     try:
         printed, new, findings = transform_code(data, target, path)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as error:
-        return FileResult(path, "error", data, data, error=f"cannot parse: {_describe(error)}")
+        return FileResult(path, "error", data, data, error=f"cannot parse: {parse_error(data, error)}")
     except RecursionError:
         return FileResult(path, "error", data, data, error="cannot parse: the file nests too deeply")
     if new == printed:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -15,6 +16,7 @@ SKIP_DIRS = frozenset(
         ".mypy_cache", ".pytest_cache", ".ruff_cache", ".direnv", "__pypackages__",
     }
 )
+LINK_NOT_FOLLOWED = "a symbolic link to a directory, not followed; name its target to migrate it"
 
 
 def _glob_to_regex(glob: str) -> str:
@@ -120,9 +122,15 @@ def _is_venv(path: str) -> bool:
 
 
 def walk(
-    root: str, *, excludes: Sequence[str] = (), respect_gitignore: bool = True
+    root: str, *, excludes: Sequence[str] = (), respect_gitignore: bool = True,
+    skipped: Optional[List[Tuple[str, str]]] = None,
 ) -> Iterator[str]:
-    """Yields the Python files and notebooks under `root`, sorted, skipping ignored ones."""
+    """Yields the Python files and notebooks under `root`, sorted, skipping ignored ones.
+
+    Symbolic links to directories are not followed (their targets are either in the tree already or
+    outside it), so a walk ends and sees each directory once. They, and entries with a Python suffix
+    that are not regular files (FIFOs, sockets, devices), are appended to `skipped` as (path, reason).
+    """
     rules = IgnoreRules()
     root = os.path.normpath(root)
     top = _git_root(root) or root
@@ -157,7 +165,8 @@ def walk(
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel else entry.name
             try:
-                is_dir = entry.is_dir()
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
             except OSError:
                 continue
             below = child[len(start) + 1 :] if start else child
@@ -167,10 +176,29 @@ def walk(
                 if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info") or _is_venv(entry.path):
                     continue
                 dirs.append((entry.path, child, dir_rules))
+            elif is_link and os.path.isdir(entry.path):
+                if skipped is not None:
+                    skipped.append((entry.path, LINK_NOT_FOLLOWED))
             elif entry.name.endswith(SUFFIXES):
-                files.append(entry.path)
+                reason = None if is_link and not os.path.exists(entry.path) else _not_regular(entry.path)
+                if reason is None:
+                    files.append(entry.path)  # a dangling link is kept, so that reading it reports it
+                elif skipped is not None:
+                    skipped.append((entry.path, reason))
         stack.extend(dirs)
         yield from sorted(files)
+
+
+def _not_regular(path: str) -> Optional[str]:
+    """Returns why `path` (links followed) is not a regular file to migrate, or None if it is one."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # reading it will say what is wrong
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"not a regular file ({kind}), skipped"
 
 
 def _git_root(path: str) -> Optional[str]:

@@ -62,9 +62,15 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
     try:
         text = data.decode("utf-8")
         notebook = json.loads(text)
-        cells = notebook["cells"]
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         return _engine.FileResult(path, "error", data, data, error=f"cannot read notebook: {error}")
+    problem = _malformed(notebook)
+    if problem:
+        return _engine.FileResult(
+            path, "error", data, data,
+            error=f"cannot read notebook: {problem}. Fix the notebook (e.g. open and save it in Jupyter) and run again",
+        )
+    cells = notebook["cells"]
     layout = _layout(text, notebook)
     if layout is None:
         return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_LAYOUT)])
@@ -119,6 +125,31 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
             placed = w.Finding(placed.line + head_lines, placed.col, placed.code, placed.cell)
         after.append(placed)
     return _engine.FileResult(path, status, data, new, findings, line_map=None, new_findings=after)
+
+
+def _malformed(notebook: object) -> Optional[str]:
+    """Says what in a parsed notebook is not laid out as nbformat 4 says, or returns None."""
+    if not isinstance(notebook, dict):
+        return f"the top level is {_kind(notebook)}, not an object"
+    cells = notebook.get("cells")
+    if not isinstance(cells, list):
+        return "it has no `cells` list" if cells is None else f"`cells` is {_kind(cells)}, not a list"
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            return f"cell {index} is {_kind(cell)}, not an object"
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            odd = [line for line in source if not isinstance(line, str)]
+            if odd:
+                return f"cell {index}'s `source` list holds {_kind(odd[0])}, where nbformat has only strings"
+        elif not isinstance(source, str):
+            return f"cell {index}'s `source` is {_kind(source)}, not a string or a list of strings"
+    return None
+
+
+def _kind(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def _cell_finding(finding: w.Finding, lines: List[str]) -> w.Finding:

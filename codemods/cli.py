@@ -7,11 +7,12 @@ import io
 import json
 import os
 import sys
-import tempfile
+import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from codemods import _files
 from codemods import _warnings as w
+from codemods import _write
 
 EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
 _CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
@@ -36,10 +37,14 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--target", choices=("keras3", "tf_keras"), help="modern API (default: keras3)")
     migrate.add_argument("--report", metavar="FILE.json", help="write a JSON report")
     migrate.add_argument("--format", choices=("text", "json", "github"), help="output format (default: text)")
-    migrate.add_argument("-j", "--jobs", type=int, help="parallel jobs (default: number of CPUs)")
+    migrate.add_argument("-j", "--jobs", type=int, help="parallel jobs (default: number of CPUs; at most the number of files)")
     migrate.add_argument("--stdin-filename", help="the name to report for -")
     migrate.add_argument("--exclude", action="append", default=[], metavar="PATTERN", help="gitignore-style pattern to skip in directory walks")
     migrate.add_argument("--no-gitignore", dest="gitignore", action="store_false", default=None, help="do not read .gitignore files")
+    migrate.add_argument(
+        "--write-link-targets", action="store_true",
+        help="with --write, also write files that a symbolic link points to outside the paths named",
+    )
     return parser
 
 
@@ -63,6 +68,11 @@ class _Result:
 
     def needs_person(self) -> bool:
         return any(old.code not in w.NOTE_CODES for old, _ in self.findings)
+
+
+def _skipped(path: str, reason: str) -> _Result:
+    """A path that is not migrated, for a reason that needs no one to act (a FIFO, a directory link)."""
+    return _Result(path, "skipped", error=reason)
 
 
 def _process(path: str, data: bytes, target: str) -> _Result:
@@ -93,7 +103,10 @@ def _process_many(tasks: List[Tuple[str, bytes]], target: str, jobs: int) -> Lis
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     results: List[Optional[_Result]] = [None] * len(tasks)
-    with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=min(jobs, len(tasks)), mp_context=context,
+        initializer=_die_with_parent, initargs=(os.getpid(),),
+    ) as pool:
         futures = {pool.submit(_process, path, data, target): i for i, (path, data) in enumerate(tasks)}
         for future in concurrent.futures.as_completed(futures):
             i = futures[future]
@@ -105,25 +118,28 @@ def _process_many(tasks: List[Tuple[str, bytes]], target: str, jobs: int) -> Lis
     return [r for r in results if r is not None]
 
 
-def _write_atomic(path: str, data: bytes) -> None:
-    """Replaces the file at `path` by `data` in one step, keeping its mode."""
-    real = os.path.realpath(path)
-    mode = os.stat(real).st_mode & 0o7777
-    directory = os.path.dirname(real) or "."
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".lossscale-compat-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, real)
-    except BaseException:
+def _die_with_parent(parent: int) -> None:
+    """Makes a pool worker end when the run that started it ends, even by SIGKILL."""
+    import signal
+    import threading
+
+    if sys.platform.startswith("linux"):
         try:
-            os.unlink(temp)
-        except OSError:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
             pass
-        raise
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:  # where prctl is missing, and as a second guard
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _decode(data: bytes) -> str:
@@ -137,33 +153,73 @@ def _decode(data: bytes) -> str:
 
 
 def _diff(result: _Result) -> str:
-    import difflib
+    from codemods import _linediff
 
     old = _decode(result.old).splitlines(keepends=True)
     new = _decode(result.new).splitlines(keepends=True)
-    lines = difflib.unified_diff(old, new, f"a/{result.path}", f"b/{result.path}")
+    lines = _linediff.unified(old, new, f"a/{result.path}", f"b/{result.path}")
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> Tuple[List[str], List[_Result]]:
+    """Returns the files to read (each resolved file once, under the first name met) and the paths not read."""
     files: List[str] = []
-    missing: List[_Result] = []
+    others: List[_Result] = []
     seen = set()
+
+    def add(found: str) -> None:
+        real = os.path.realpath(found)
+        if real not in seen:
+            seen.add(real)
+            files.append(found)
+
     for path in paths:
         if path == "-":
             files.append(path)
         elif os.path.isdir(path):
-            for found in _files.walk(path, excludes=excludes, respect_gitignore=gitignore):
-                if os.path.abspath(found) not in seen:
-                    seen.add(os.path.abspath(found))
-                    files.append(found)
+            skipped: List[Tuple[str, str]] = []
+            for found in _files.walk(path, excludes=excludes, respect_gitignore=gitignore, skipped=skipped):
+                add(found)
+            others += [_skipped(found, reason) for found, reason in skipped]
         elif os.path.isfile(path):
-            if os.path.abspath(path) not in seen:
-                seen.add(os.path.abspath(path))
-                files.append(path)
+            add(path)
+        elif os.path.exists(path):
+            others.append(_skipped(path, f"not a regular file ({_write.kind(os.stat(path).st_mode)}), skipped"))
         else:
-            missing.append(_Result(path, "error", error="no such file or directory"))
-    return files, missing
+            others.append(_Result(path, "error", error="no such file or directory"))
+    return files, others
+
+
+def _check_report_path(path: str) -> None:
+    """Raises ValueError unless a report can be written to `path`."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        example = os.path.join(path, "report.json")
+        raise ValueError(f"--report {path} is a directory. Instead, name a file, e.g. {example}.")
+    if not os.path.isdir(parent):
+        raise ValueError(
+            f"--report {path}: the directory {parent} does not exist. Create it first or name another file.")
+    if not os.access(path if os.path.exists(path) else parent, os.W_OK):
+        raise ValueError(
+            f"--report {path} cannot be written (permission denied). Instead, name a file you can write.")
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _jobs(args: argparse.Namespace, config: Dict[str, object]) -> int:
+    """Returns the requested number of jobs (before capping to the number of files)."""
+    jobs = args.jobs if args.jobs is not None else config.get("jobs")
+    if jobs is None:
+        return _cores()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(
+            f"`-j`/`jobs` must be a whole number of at least 1, got {jobs!r}. Instead, pass -j 1 to run in one process.")
+    return min(jobs, 2 * _cores())
 
 
 def _config(args: argparse.Namespace, stderr) -> Dict[str, object]:
@@ -196,9 +252,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise ValueError(f"`format` must be 'text', 'json' or 'github', got {out_format!r}")
         excludes = list(config.get("exclude", [])) + list(config.get("extend-exclude", [])) + args.exclude
         gitignore = args.gitignore if args.gitignore is not None else bool(config.get("respect-gitignore", True))
-        jobs = args.jobs or int(config.get("jobs", 0)) or os.cpu_count() or 1
-        if jobs < 1:
-            raise ValueError(f"`-j` must be at least 1, got {jobs}")
+        jobs = _jobs(args, config)
+        if args.report:
+            _check_report_path(args.report)
     except (ValueError, TypeError) as error:
         print(f"lossscale-compat: error: {error}", file=stderr)
         return EXIT_ERROR
@@ -218,7 +274,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for path in files:
         shown = (args.stdin_filename or "-") if path == "-" else path
         try:
-            data = sys.stdin.buffer.read() if path == "-" else _read(path)
+            data = sys.stdin.buffer.read() if path == "-" else _write.read_regular(path)
+        except _write.NotRegular as error:
+            order.append((shown, _skipped(shown, str(error))))
+            continue
         except OSError as error:
             order.append((shown, _Result(shown, "error", error=f"cannot read: {error.strerror}")))
             continue
@@ -227,25 +286,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             order.append((shown, None))
         else:
             order.append((shown, _Result(shown, "unchanged", data, data)))
-    done = {r.path: r for r in _process_many(tasks, target, jobs)}
+    done = {r.path: r for r in _process_many(tasks, target, min(jobs, max(len(tasks), 1)))}
     results += [result if result is not None else done[shown] for shown, result in order]
 
     stdin_mode = args.paths == ["-"]
     if mode == "write":
-        for result in results:
-            if result.status == "changed" and not stdin_mode:
-                try:
-                    _write_atomic(result.path, result.new)
-                except OSError as error:
-                    result.status, result.error = "error", f"cannot write: {error.strerror}"
+        if not stdin_mode:
+            _write_all(results, args.paths, args.write_link_targets)
         if stdin_mode and results and results[0].status != "error":
             sys.stdout.buffer.write(results[0].new)
             sys.stdout.buffer.flush()
     _print(results, mode, out_format, target, stdout, stderr, stdin_mode)
     if args.report:
-        with open(args.report, "w", encoding="utf-8") as handle:
-            json.dump(_report(results, mode, target), handle, indent=2)
-            handle.write("\n")
+        try:
+            with open(args.report, "w", encoding="utf-8") as handle:
+                json.dump(_report(results, mode, target), handle, indent=2)
+                handle.write("\n")
+        except OSError as error:
+            print(f"lossscale-compat: error: --report {args.report}: cannot write: {error.strerror}", file=stderr)
+            return EXIT_ERROR
     if any(r.status == "error" for r in results):
         return EXIT_ERROR
     if any(r.needs_person() for r in results) or (mode != "write" and any(r.status == "changed" for r in results)):
@@ -253,9 +312,37 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return EXIT_CLEAN
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+def _write_all(results: Sequence[_Result], named: Sequence[str], link_targets: bool) -> None:
+    """Writes every changed file, turning each one left alone into an error that says why."""
+    import signal
+
+    roots = [os.path.realpath(path) for path in named]
+    started = time.time()
+    cleaned: set = set()
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _terminate)  # so that a temporary file being written is removed
+    try:
+        for result in results:
+            if result.status != "changed":
+                continue
+            real = os.path.realpath(result.path)
+            try:
+                if not link_targets and not _write.inside(real, roots):
+                    raise _write.NotWritten(
+                        f"not written: a symbolic link to {real}, outside the paths named. Instead, name that "
+                        "file, or pass --write-link-targets to write through the link."
+                    )
+                _write.replace(real, result.old, result.new, cleaned, started)
+            except _write.NotWritten as error:
+                result.status, result.error = "error", str(error)
+            except OSError as error:
+                result.status, result.error = "error", f"cannot write: {error.strerror or error}"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _report(results: Sequence[_Result], mode: str, target: str) -> dict:
@@ -311,11 +398,12 @@ def _print(results, mode, out_format, target, stdout, stderr, stdin_mode) -> Non
                     stderr.write(f"::{level} file={r.path},title={warning['code']}::{where}: {warning['message']}\n")
             else:
                 stderr.write(f"{where}: {warning['code']} {warning['message']}\n")
-        if r.status == "error":
+        if r.error is not None:
+            level = "error" if r.status == "error" else "note"
             if out_format == "github":
-                stderr.write(f"::error file={r.path}::{r.error}\n")
+                stderr.write(f"::{'error' if level == 'error' else 'notice'} file={r.path}::{r.error}\n")
             else:
-                stderr.write(f"{r.path}: error: {r.error}\n")
+                stderr.write(f"{r.path}: {level}: {r.error}\n")
     counts = _report(results, mode, target)["summary"]
     verb = {"diff": "would be migrated", "check": "would be migrated", "write": "migrated"}[mode]
     stderr.write(

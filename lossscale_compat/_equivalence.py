@@ -9,6 +9,7 @@ scale), and floats are compared as the float32 numbers training uses.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
@@ -66,7 +67,18 @@ def summary_differences(old_summary: Dict[str, Any], new_summary: Dict[str, Any]
     """One line per key whose value differs between two summaries; empty if they are equivalent."""
     return [f"{key}: {old_summary.get(key, _ABSENT)!r} (old) != {new_summary.get(key, _ABSENT)!r} (new)"
             for key in sorted(set(old_summary) | set(new_summary))
-            if old_summary.get(key, _ABSENT) != new_summary.get(key, _ABSENT)]
+            if not _same(old_summary.get(key, _ABSENT), new_summary.get(key, _ABSENT))]
+
+
+def _same(old: Any, new: Any) -> bool:
+    """`==`, except that two NaNs are the same setting (inside lists and dicts too)."""
+    if isinstance(old, float) and isinstance(new, float) and math.isnan(old) and math.isnan(new):
+        return True
+    if isinstance(old, (list, tuple)) and isinstance(new, (list, tuple)):
+        return type(old) is type(new) and len(old) == len(new) and all(map(_same, old, new))
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() == new.keys() and all(_same(old[key], new[key]) for key in old)
+    return bool(old == new)
 
 
 def assert_equivalent(old: Any, new: Any, custom_objects: Any = None) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import abc
+import math
+import warnings
 from typing import Any, Dict, Optional, Tuple, Union
 
 import tensorflow as tf
 
 from lossscale_compat import _flavour
-from lossscale_compat._deprecation import warn_deprecated
+from lossscale_compat._deprecation import _first_frame_outside_package, warn_deprecated
 
 
 class LossScale(_flavour.Trackable, metaclass=abc.ABCMeta):
@@ -85,6 +87,21 @@ def check_fixed_loss_scale_value(value: Any) -> None:
             "gradients towards underflow; use `FixedLossScale(1)` for no scaling.")
 
 
+def _warn_unsound(initial_loss_scale: float, multiplier: float) -> None:
+    """Warns (once per call site) about a NaN or infinite initial scale, or a multiplier below 1."""
+    if not math.isfinite(initial_loss_scale):
+        warnings.warn(
+            f"DynamicLossScale(initial_loss_scale={initial_loss_scale}) never recovers: the scale stays "
+            f"{initial_loss_scale} and every step is skipped. TF 2.4 accepted it and so does this class; "
+            "instead, pass a finite initial_loss_scale such as 2 ** 15.",
+            UserWarning, stacklevel=_first_frame_outside_package())
+    if not multiplier >= 1:
+        warnings.warn(
+            f"DynamicLossScale(multiplier={multiplier}) runs backwards: good steps shrink the scale and "
+            "overflows grow it. TF 2.4 accepted it and so does this class; instead, pass multiplier=2.",
+            UserWarning, stacklevel=_first_frame_outside_package())
+
+
 class DynamicLossScale(LossScale):
     """A loss scale that shrinks on non-finite gradients and grows after a run of finite ones.
 
@@ -112,10 +129,11 @@ class DynamicLossScale(LossScale):
         multiplier: Union[int, float] = 2.0,
     ):
         super().__init__()
-        # Coerced, never validated, exactly as TF 2.4 did.
+        # Coerced, never validated, exactly as TF 2.4 did; settings that defeat loss scaling are warned about.
         self._initial_loss_scale = float(initial_loss_scale)
         self._increment_period = int(increment_period)
         self._multiplier = float(multiplier)
+        _warn_unsound(self._initial_loss_scale, self._multiplier)
         self._current_loss_scale = self._add_weight(
             "current_loss_scale", self._initial_loss_scale, tf.float32)
         self._num_good_steps = self._add_weight("good_steps", 0, tf.int64)

@@ -154,3 +154,20 @@ def test_custom_inner_optimizer_loads_through_custom_objects():
     assert "inner_optimizer: 'MySGD' (old) != 'SGD' (new)" in config_differences(
         serialized, lossscale_compat.KerasLossScaleOptimizer(SGD(2.0), initial_scale=2, dynamic_growth_steps=3),
         custom_objects={"MySGD": MySGD})
+
+
+def test_equal_nans_are_equal_and_nan_differs_from_a_number():
+    import warnings
+
+    import tensorflow as tf
+
+    import lossscale_compat
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"DynamicLossScale\(initial_loss_scale=nan\)", category=UserWarning)
+        old = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.1), initial_scale=float("nan"))
+        new = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.1), initial_scale=float("nan"))
+        other = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.1), initial_scale=2.0)
+    lossscale_compat.assert_equivalent(old, new)
+    with pytest.raises(AssertionError, match=r"initial_scale: nan \(old\) != 2.0 \(new\)"):
+        lossscale_compat.assert_equivalent(old, other)

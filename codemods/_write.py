@@ -1,0 +1,144 @@
+"""Reading and replacing files as an editor would: regular files only, only if unchanged, owner, mode and links kept."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+import time
+from typing import Iterable, Optional, Set
+
+TEMP_PREFIX = ".lossscale-compat-"
+_TEMP_NAME = re.compile(r"^\.lossscale-compat-(\d+)-[A-Za-z0-9_]+\.tmp$")
+
+
+class NotWritten(Exception):
+    """A file that is left alone, with the reason as its message."""
+
+
+class NotRegular(OSError):
+    """A path that is not a regular file (a FIFO, a socket, a device)."""
+
+
+def kind(mode: int) -> str:
+    """Names the file type of an `st_mode` that is not a regular file or a directory."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
+def read_regular(path: str) -> bytes:
+    """Returns the bytes of the regular file at `path`; raises NotRegular without blocking on a FIFO."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegular(f"not a regular file ({kind(mode)}), skipped")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def inside(real: str, roots: Iterable[str]) -> bool:
+    """Returns whether the resolved path `real` is one of `roots` or below one of them."""
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def remove_stale_temps(directory: str, started: float) -> None:
+    """Removes our temporary files in `directory` left by a run that was killed (its process is gone)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        match = _TEMP_NAME.match(name)
+        if not match or int(match.group(1)) == os.getpid() or _pid_alive(int(match.group(1))):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if os.lstat(path).st_mtime < started:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+def _can_keep_owner(info: os.stat_result) -> bool:
+    if not hasattr(os, "geteuid") or os.geteuid() == 0:  # no owners to keep (Windows), or root
+        return True
+    return info.st_uid == os.geteuid() and (info.st_gid == os.getegid() or info.st_gid in os.getgroups())
+
+
+def replace(real: str, old: bytes, new: bytes, cleaned: Optional[Set[str]] = None, started: float = 0.0) -> str:
+    """Replaces the file `real` (a resolved path) holding `old` by `new`; returns how ("replaced" or "in place").
+
+    Raises NotWritten when the file is read-only for this user, or no longer holds `old` (edited
+    meanwhile). A file with other hard links, whose owner or group this user cannot give a new file, or
+    in a directory this user cannot write, is written in place, as editors do; otherwise a temporary
+    file in the same directory takes the owner and mode and is renamed over it.
+    """
+    info = os.stat(real)
+    if not stat.S_ISREG(info.st_mode):
+        raise NotWritten(f"not written: it is now {kind(info.st_mode)}")
+    if not os.access(real, os.W_OK) or not info.st_mode & 0o222:
+        raise NotWritten(
+            f"not written: the file is read-only for you (mode {stat.S_IMODE(info.st_mode):04o}, "
+            f"owner uid {info.st_uid}); make it writable and run again"
+        )
+    directory = os.path.dirname(real) or "."
+    if info.st_nlink > 1 or not _can_keep_owner(info) or not os.access(directory, os.W_OK | os.X_OK):
+        _write_in_place(real, old, new)
+        return "in place"
+    if cleaned is not None and directory not in cleaned:
+        cleaned.add(directory)
+        remove_stale_temps(directory, started or time.time())
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(new)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
+            os.chown(temp, info.st_uid if os.geteuid() == 0 else -1, info.st_gid)
+        os.chmod(temp, stat.S_IMODE(info.st_mode))  # after chown, which clears set-id bits
+        if read_regular(real) != old:
+            raise NotWritten(_CHANGED)
+        os.replace(temp, real)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+    return "replaced"
+
+
+_CHANGED = "not written: the file changed on disk while it was migrated; run again to migrate the new content"
+
+
+def _write_in_place(real: str, old: bytes, new: bytes) -> None:
+    with open(real, "r+b") as handle:
+        if handle.read() != old:
+            raise NotWritten(_CHANGED)
+        handle.seek(0)
+        handle.write(new)
+        handle.truncate()
+        handle.flush()
+        os.fsync(handle.fileno())

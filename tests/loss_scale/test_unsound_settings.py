@@ -1,0 +1,41 @@
+"""Settings TF 2.4 accepted that defeat loss scaling: still accepted, now warned about at the user's line."""
+
+import math
+import warnings
+
+import pytest
+
+import lossscale_compat
+
+
+@pytest.mark.parametrize("initial", [math.nan, math.inf, -math.inf])
+def test_non_finite_initial_scale_is_accepted_with_a_warning(initial):
+    with pytest.warns(UserWarning, match=r"initial_loss_scale=(nan|inf|-inf)\) never recovers") as caught:
+        loss_scale = lossscale_compat.DynamicLossScale(initial_loss_scale=initial)
+    (warning,) = [w for w in caught if w.category is UserWarning]  # the other one says the class is TF 2.4's
+    assert warning.filename == __file__  # points at the caller, not at lossscale_compat
+    assert loss_scale.initial_loss_scale == initial or math.isnan(loss_scale.initial_loss_scale)
+
+
+@pytest.mark.parametrize("multiplier", [0.5, 0, -2])
+def test_multiplier_below_one_is_accepted_with_a_warning(multiplier):
+    with pytest.warns(UserWarning, match="runs backwards") as caught:
+        loss_scale = lossscale_compat.DynamicLossScale(multiplier=multiplier)
+    assert len([w for w in caught if w.category is UserWarning]) == 1
+    assert loss_scale.multiplier == float(multiplier)
+
+
+def test_sound_settings_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", lossscale_compat.LossScaleDeprecationWarning)
+        lossscale_compat.DynamicLossScale(initial_loss_scale=2**15, increment_period=2, multiplier=1)
+
+
+def test_warned_once_per_call_site():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        warnings.simplefilter("ignore", lossscale_compat.LossScaleDeprecationWarning)
+        for _ in range(3):
+            lossscale_compat.DynamicLossScale(multiplier=0.5)
+    assert len([w for w in caught if "runs backwards" in str(w.message)]) == 1
