@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import math
 import re
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
@@ -13,6 +15,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     BuiltinAssignment,
+    MetadataWrapper,
     GlobalScope,
     ParentNodeProvider,
     PositionProvider,
@@ -281,6 +284,18 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         self._import_actions: Dict[cst.ImportAlias, Optional[Tuple[str, str, Optional[str]]]] = {}
 
     # ------------------------------------------------------------------ analysis
+    @contextlib.contextmanager
+    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
+        """libcst's, without the deep copy of the module it makes first: the engine parses a fresh one per file."""
+        previous = self.context.wrapper
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        with self.resolve(wrapper):
+            self.context = dataclasses.replace(self.context, wrapper=wrapper)
+            try:
+                yield wrapper.module
+            finally:
+                self.context = dataclasses.replace(self.context, wrapper=previous)
+
     def visit_Module(self, node: cst.Module) -> bool:
         self.findings = []
         self._replace = {}
