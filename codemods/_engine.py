@@ -86,7 +86,7 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
             and node.attr in ("get_scaled_loss", "get_unscaled_gradients")
         ):
             return True
-    for statement in tree.body:  # module aliases made by assignment: `mp = tf.keras.mixed_precision`
+    for statement in ast.walk(tree):  # module aliases made by assignment: `mp = tf.keras.mixed_precision`
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(
                 statement.targets[0], ast.Name):
             resolved = {f"{full}.{rest}" if rest else full

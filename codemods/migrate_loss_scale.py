@@ -15,6 +15,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     BuiltinAssignment,
+    FunctionScope,
     MetadataWrapper,
     GlobalScope,
     ParentNodeProvider,
@@ -313,6 +314,8 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         self._global: GlobalScope = self.get_metadata(ScopeProvider, node)
         self._bindings = {}
         self._alias_values: Set[cst.CSTNode] = set()
+        # Function-local module aliases: qualified name (`f.<locals>.mp`) -> (module, statement, scope).
+        self._local_aliases: Dict[str, Tuple[str, cst.Assign, object]] = {}
         self._bindings = self._collect_bindings(node)
         sites: List[Tuple[_Expr, str]] = []
         loops: List[cst.Call] = []
@@ -361,6 +364,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         if self.target == "keras3" and sites:
             for read in self._optimizer_scale_reads:
                 self._plan_scale_read(read)
+        self._plan_local_aliases(decisions)
         self._plan_drops()
         self._warn_kept_imports(decisions)
         self.findings.sort(key=lambda f: (f.line, f.col, f.code))
@@ -395,6 +399,20 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             if row.rule == "loss_scale_optimizer":
                 decisions[site] = ("loop_shim", (call, opt, scale, _LOOP_SHIM, row))
         return True
+
+    def _plan_local_aliases(self, decisions: Dict[_Expr, Tuple[str, object]]) -> None:
+        """Drops each function-local alias of a TF 2.4-only module once all its uses are rewritten, else warns."""
+        rewritten = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
+        rewritten |= {_root(node) for node in self._folded}
+        for module, statement, scope in self._local_aliases.values():
+            if module not in _mapping.LEGACY_MODULES or self.is_suppressed(statement):
+                continue
+            name = statement.targets[0].target.value
+            references = [ref.node for assignment in scope[name] for ref in assignment.references]
+            if all(node in rewritten for node in references):
+                self._drop_small.add(statement)
+            else:
+                self._warn(statement, w.IMPORT_KEPT)
 
     def _warn_kept_imports(self, decisions: Dict[_Expr, Tuple[str, object]]) -> None:
         """Warns on each import of a TF 2.4 name that stays because some use of it was left alone."""
@@ -462,7 +480,20 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                     and name not in bindings and len(self._global[name]) == 1):
                 bindings[name] = (next(iter(qualified)), small, None)
                 self._alias_values.update((small.value, small.targets[0].target))
+        module.visit(_LocalAliasCollector(self))
         return bindings
+
+    def _add_local_alias(self, small: cst.Assign) -> None:
+        """Records `mp = tf.keras.mixed_precision.experimental` inside a function, bound once in its scope."""
+        target = small.targets[0].target
+        scope = self.get_metadata(ScopeProvider, small, None)
+        if not isinstance(scope, FunctionScope) or len(scope[target.value]) != 1:
+            return
+        qualified = self.qualified(small.value)
+        names = {q.name for q in self.get_metadata(QualifiedNameProvider, target, set())}
+        if len(qualified) == 1 and next(iter(qualified)) in _mapping.MODULE_PREFIXES and len(names) == 1:
+            self._local_aliases[next(iter(names))] = (next(iter(qualified)), small, scope)
+            self._alias_values.update((small.value, target))
 
     def _position(self, node: cst.CSTNode):
         return self.get_metadata(PositionProvider, node)
@@ -497,9 +528,19 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
             alias = self._bindings.get(root)
             if q.source is QualifiedNameSource.LOCAL and alias is not None and alias[2] is None:
                 names.add(f"{alias[0]}.{rest}" if rest else alias[0])
+            elif q.source is QualifiedNameSource.LOCAL and self._local_aliases:
+                names.add(self._through_local_alias(q.name))
             else:
                 names.add(q.name)
         return names
+
+    def _through_local_alias(self, name: str) -> str:
+        parts = name.split(".")
+        for end in range(len(parts), 0, -1):
+            alias = self._local_aliases.get(".".join(parts[:end]))
+            if alias is not None:
+                return ".".join([alias[0], *parts[end:]])
+        return name
 
     def would_be(self, node: _Expr) -> Optional[str]:
         """Returns the name `node` would have if its root were the module-level import."""
@@ -1281,6 +1322,20 @@ def _restyle_aliases(original, new: List[cst.ImportAlias]) -> List[cst.ImportAli
     out = [alias.with_changes(comma=separator) for alias in new[:-1]]
     out.append(new[-1].with_changes(comma=trailing))
     return out
+
+
+class _LocalAliasCollector(cst.CSTVisitor):
+    """Finds `name = <dotted module>` statements inside functions, in source order."""
+
+    def __init__(self, command: "MigrateLossScaleCommand") -> None:
+        super().__init__()
+        self.command = command
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        if (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+                and isinstance(node.value, (cst.Name, cst.Attribute))):
+            self.command._add_local_alias(node)
+        return False
 
 
 class _SiteCollector(cst.CSTVisitor):

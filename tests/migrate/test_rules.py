@@ -178,6 +178,42 @@ def test_module_alias_by_assignment_with_a_use_left_alone_stays_and_is_warned():
           codes=[w.IMPORT_KEPT, w.UNSUPPORTED_USE])
 
 
+def test_a_function_local_module_alias_is_tracked_and_dropped_once_unused():
+    check(
+        """\
+        import tensorflow as tf
+        def main():
+            gpus = tf.config.list_physical_devices('GPU')
+            mixed_precision = tf.keras.mixed_precision.experimental
+            mixed_precision.set_policy(mixed_precision.Policy('mixed_float16'))
+            return gpus
+        """,
+        """\
+        import tensorflow as tf
+        def main():
+            gpus = tf.config.list_physical_devices('GPU')
+            tf.keras.mixed_precision.set_global_policy(tf.keras.mixed_precision.DTypePolicy('mixed_float16'))
+            return gpus
+        """,
+    )
+
+
+def test_a_function_local_alias_does_not_leak_into_another_function():
+    source = """\
+        import tensorflow as tf
+        def a():
+            mp = tf.keras.mixed_precision.experimental
+            return mp.LossScaleOptimizer(opt, 'dynamic')
+        def b(mp):
+            return mp.LossScaleOptimizer(opt, 'dynamic')
+        """
+    new, codes = migrate(source)
+    assert new == textwrap.dedent(source).replace(
+        "    mp = tf.keras.mixed_precision.experimental\n    return mp.LossScaleOptimizer(opt, 'dynamic')",
+        "    return tf.keras.mixed_precision.LossScaleOptimizer(opt)")
+    assert codes == []
+
+
 def test_a_name_assigned_twice_is_not_a_module_alias():
     source = """\
         import tensorflow as tf

@@ -13,3 +13,10 @@ def make_optimizer(learning_rate, fixed=None):
     if fixed is not None:
         return mp.experimental.LossScaleOptimizer(inner, loss_scales.FixedLossScale(fixed))
     return mixed_precision.LossScaleOptimizer(inner, loss_scale="dynamic")
+
+
+def enable_mixed_precision(enabled):
+    if enabled:
+        mixed_precision = tf.keras.mixed_precision.experimental
+        policy = mixed_precision.Policy("mixed_float16")
+        mixed_precision.set_policy(policy)
