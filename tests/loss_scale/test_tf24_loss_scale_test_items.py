@@ -1,4 +1,6 @@
-"""TF 2.4's own loss_scale_test.py, item by item (reference §6a), with numbers TF 2.4.0 produced.
+"""TF 2.4's own tensorflow/python/training/experimental/loss_scale_test.py, test by test, with TF 2.4.0's numbers.
+
+Each test's docstring names the TF 2.4 test it mirrors.
 
 "B/D" items run with the default strategy and with a 2-replica MirroredStrategy, as TF's test did.
 """
@@ -33,7 +35,7 @@ def run_mirrored(case, strategy):
 
 
 def check_dynamic(name, strategy, mirrored):
-    """The dynamic-test helper (item 5/6): should_apply == finiteness, scales as TF 2.4.0 recorded."""
+    """TF 2.4's dynamic-test helper: should_apply == finiteness, scales as TF 2.4.0 recorded."""
     if strategy == "default":
         case = by_name(GOLDENS["trajectories"], name)
         observed = run_steps(DynamicLossScale(**case["kwargs"]), case["steps"], "eager")
@@ -50,30 +52,35 @@ def check_dynamic(name, strategy, mirrored):
 BD = pytest.mark.parametrize("strategy", ["default", "mirrored"])
 
 
-def test_01_fixed_basic_finite_gives_python_true_and_keeps_scale():
+def test_fixed_basic_finite_gives_python_true_and_keeps_scale():
+    """Mirrors TF 2.4's loss_scale_test.py: FixedLossScale test_basic."""
     _, should_apply = FixedLossScale(1000).update([tf.constant(1.0)])
     assert should_apply is RETURNS["fixed_finite"]["should_apply_value"] is True
     assert float(FixedLossScale(1000)()) == RETURNS["fixed_finite"]["scale"]
 
 
-def test_02_fixed_basic_nan_still_applies():
+def test_fixed_basic_nan_still_applies():
+    """Mirrors TF 2.4's loss_scale_test.py: FixedLossScale test_basic, with a NaN gradient."""
     loss_scale = FixedLossScale(1000)
     _, should_apply = loss_scale.update([tf.constant(float("nan"))])
     assert should_apply is RETURNS["fixed_nan"]["should_apply_value"]
     assert float(loss_scale()) == RETURNS["fixed_nan"]["scale"]
 
 
-def test_03_fixed_serialization():
+def test_fixed_serialization():
+    """Mirrors TF 2.4's loss_scale_test.py: FixedLossScale test_serialization."""
     restored = FixedLossScale.from_config(lossscale_compat.get(123).get_config())
     assert float(restored()) == GOLDENS["reprs_and_configs"]["fixed_from_config"]["scale"]
 
 
-def test_04_fixed_call_type():
+def test_fixed_call_type():
+    """Mirrors TF 2.4's loss_scale_test.py: FixedLossScale test_call_type."""
     value = FixedLossScale(123)()
     assert tf.is_tensor(value) and f"Tensor[{value.dtype.name}]" == RETURNS["fixed_call"]
 
 
-def test_05_dynamic_helper_in_graph_mode_builds_once_and_runs_repeatedly():
+def test_dynamic_helper_in_graph_mode_builds_once_and_runs_repeatedly():
+    """Mirrors TF 2.4's loss_scale_test.py: Dynamic test helper."""
     case = by_name(GOLDENS["trajectories"], "random_mix_good_and_bad")
     loss_scale = DynamicLossScale(**case["kwargs"])
     traces = []
@@ -89,7 +96,8 @@ def test_05_dynamic_helper_in_graph_mode_builds_once_and_runs_repeatedly():
     assert float(loss_scale()) == case["modes"]["function"][-1]["scale"]
 
 
-def test_06_dynamic_helper_under_strategy_one_replica_flips_the_decision(mirrored):
+def test_dynamic_helper_under_strategy_one_replica_flips_the_decision(mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: Dynamic test helper under a strategy."""
     case = by_name(STRATEGY_CASES, "random_mix_good_and_bad")
     assert case["bad_replica"] == 0
     observed = run_mirrored(case, mirrored)
@@ -98,57 +106,68 @@ def test_06_dynamic_helper_under_strategy_one_replica_flips_the_decision(mirrore
 
 
 @BD
-def test_07_increase(strategy, mirrored):
+def test_increase(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_increase."""
     check_dynamic("increase", strategy, mirrored)
 
 
 @BD
-def test_08_keep_increasing_until_capped(strategy, mirrored):
+def test_keep_increasing_until_capped(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_keep_increasing_until_capped."""
     scales = check_dynamic("keep_increasing_until_capped", strategy, mirrored)
     assert scales[-1] == scales[-2] == scales[-3]  # the overflowing growth was skipped, not set to inf
 
 
-def test_09_decrease_every_step(mirrored):
+def test_decrease_every_step(mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_decrease_every_step."""
     check_dynamic("decrease_every_step", "default", mirrored)
 
 
 @BD
-def test_10_keep_decreasing_until_one(strategy, mirrored):
+def test_keep_decreasing_until_one(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_keep_decreasing_until_one."""
     check_dynamic("keep_decreasing_until_one", strategy, mirrored)
 
 
 @BD
-def test_11_nan_clears_good_steps(strategy, mirrored):
+def test_nan_clears_good_steps(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_nan_clear_good_step."""
     check_dynamic("nan_clear_good_step", strategy, mirrored)
 
 
 @BD
-def test_12_trigger_loss_scale_update_each_step(strategy, mirrored):
+def test_trigger_loss_scale_update_each_step(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_trigger_loss_scale_update_each_step."""
     check_dynamic("trigger_loss_scale_update_each_step", strategy, mirrored)
 
 
 @BD
-def test_13_alternating_good_and_bad_trigger_each_step(strategy, mirrored):
+def test_alternating_good_and_bad_trigger_each_step(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_alternating_good_and_bad_gradients_trigger_each_step."""
     check_dynamic("alternating_trigger_each_step", strategy, mirrored)
 
 
 @BD
-def test_14_alternating_good_and_bad_trigger_every_other_step(strategy, mirrored):
+def test_alternating_good_and_bad_trigger_every_other_step(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_alternating_good_and_bad_gradients_trigger_every_other_step."""
     check_dynamic("alternating_trigger_every_other_step", strategy, mirrored)
 
 
 @BD
-def test_15_nondefault_multiplier(strategy, mirrored):
+def test_nondefault_multiplier(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_nondefault_multiplier."""
     check_dynamic("nondefault_multiplier", strategy, mirrored)
 
 
 @BD
-def test_16_random_mix_good_and_bad(strategy, mirrored):
+def test_random_mix_good_and_bad(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_random_mix_good_and_bad_gradients."""
     check_dynamic("random_mix_good_and_bad", strategy, mirrored)
 
 
 @BD
-def test_17_single_tensor_gradient(strategy, mirrored):
+def test_single_tensor_gradient(strategy, mirrored):
+    """Mirrors TF 2.4's loss_scale_test.py: test_single_tensor_gradient."""
     case = by_name(GOLDENS["grad_inputs"], "single_tensor")
     context = mirrored.scope() if strategy == "mirrored" else contextlib.nullcontext()
     with context:
@@ -158,14 +177,16 @@ def test_17_single_tensor_gradient(strategy, mirrored):
     assert float(loss_scale()) == case["modes"]["eager"]["scale"]
 
 
-def test_18_dynamic_serialization():
+def test_dynamic_serialization():
+    """Mirrors TF 2.4's loss_scale_test.py: Dynamic test_serialization."""
     expected = GOLDENS["reprs_and_configs"]["dynamic_from_config"]
     restored = DynamicLossScale.from_config(DynamicLossScale(1, 2, 3).get_config())
     assert (float(restored()), restored.increment_period, restored.multiplier) == (
         expected["scale"], expected["increment_period"], expected["multiplier"])
 
 
-def test_19_update_with_none_gradients():
+def test_update_with_none_gradients():
+    """Mirrors TF 2.4's loss_scale_test.py: test_update_with_none_gradients."""
     case = by_name(GOLDENS["grad_inputs"], "single_none")
     loss_scale = DynamicLossScale(**case["kwargs"])
     _, should_apply = loss_scale.update([None])
@@ -173,13 +194,15 @@ def test_19_update_with_none_gradients():
     assert float(loss_scale()) == case["modes"]["eager"]["scale"]  # all-None counted as a good step
 
 
-def test_20_get_dynamic_matches_default_constructor():
+def test_get_dynamic_matches_default_constructor():
+    """Mirrors TF 2.4's loss_scale_test.py: test_get."""
     expected = by_name_identifier("dynamic")["result"]["ok"]
     got, default = lossscale_compat.get("dynamic"), DynamicLossScale()
     assert got.get_config() == default.get_config() == expected["config"]
 
 
-def test_21_dynamic_call_type():
+def test_dynamic_call_type():
+    """Mirrors TF 2.4's loss_scale_test.py: Dynamic test_call_type."""
     value = DynamicLossScale()()
     assert f"Tensor[{value.dtype.name}]" == RETURNS["dynamic_call"]
 
