@@ -11,7 +11,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     BuiltinAssignment,
@@ -30,6 +30,8 @@ from lossscale_compat import _mapping
 
 TARGETS = ("keras3", "tf_keras")
 SUPPRESS_RE = re.compile(r"#\s*lossscale-compat:\s*ignore\b")
+# Trailing comments that speak only of their own line (`# noqa: E402`); they go with a removed line.
+_PRAGMA_RE = re.compile(r"#\s*(noqa|type:|pylint:|pragma|isort:|fmt:|lossscale-compat:)", re.IGNORECASE)
 
 # Built-in optimizers whose constructor takes `loss_scale_factor` on Keras 3.
 _KERAS3_OPTIMIZERS = frozenset(
@@ -871,29 +873,20 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                 if qualified in _mapping.LEGACY_MODULES and not self.is_suppressed(statement):
                     self._drop_alias_if_unused(name, statement, decisions)
             elif qualified in _mapping.LEGACY_MODULES or row is not None:
-                self._schedule_removal(statement, alias)
+                if not self.is_suppressed(statement) and self._all_uses_rewritten(name, decisions):
+                    self._import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
+
+    def _all_uses_rewritten(self, name: str, decisions: Dict[_Expr, Tuple[str, object]]) -> bool:
+        """Whether every use of the module-level `name` is rewritten away from it (or folded into a rewrite)."""
+        rewritten = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
+        rewritten |= {_root(node) for node in self._folded}
+        return all(ref.node in rewritten for access in self._global[name] for ref in access.references)
 
     def _drop_alias_if_unused(self, name: str, statement: cst.Assign,
                               decisions: Dict[_Expr, Tuple[str, object]]) -> None:
         """Drops `name = <TF 2.4 module>` when every use of `name` was rewritten away from it."""
-        rewritten = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
-        rewritten |= {_root(node) for node in self._folded}
-        references = [ref.node for access in self._global[name] for ref in access.references]
-        if all(node in rewritten for node in references):
+        if self._all_uses_rewritten(name, decisions):
             self._drop_small.add(statement)
-
-    def _schedule_removal(self, statement: cst.CSTNode, alias: cst.ImportAlias) -> None:
-        if self.is_suppressed(statement):
-            return
-        asname = None
-        if alias.asname is not None:
-            asname = get_full_name_for_node(alias.asname.name)
-        name = get_full_name_for_node(alias.name) or ""
-        if isinstance(statement, cst.Import):
-            RemoveImportsVisitor.remove_unused_import(self.context, name, asname=asname)
-        else:
-            module = get_full_name_for_node(statement.module) or ""
-            RemoveImportsVisitor.remove_unused_import(self.context, module, name, asname)
 
     def spell(self, new: str, site: _Expr) -> _Expr:
         """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
@@ -1130,13 +1123,13 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         for _, statement, _ in self._bindings.values():
             line = self.get_metadata(ParentNodeProvider, statement, None)
             if (
-                isinstance(statement, cst.ImportFrom)
+                isinstance(statement, (cst.Import, cst.ImportFrom))
                 and not isinstance(statement.names, cst.ImportStar)
                 and all(self._import_actions.get(alias, "keep") is None for alias in statement.names)
                 and isinstance(line, cst.SimpleStatementLine)
                 and len(line.body) == 1
             ):
-                self._drop_statements.add(line)  # leave_ImportFrom removes it; keep its comments
+                self._drop_statements.add(line)  # leave_Import(From) removes it; keep its comments
         lines: Dict[cst.CSTNode, List[cst.CSTNode]] = {}
         for small in self._drop_small:
             line = self.get_metadata(ParentNodeProvider, small)
@@ -1163,7 +1156,7 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
                     continue
                 carried = carried + list(statement.leading_lines)
                 comment = statement.trailing_whitespace.comment
-                if comment is not None:
+                if comment is not None and not _PRAGMA_RE.match(comment.value):
                     carried.append(cst.EmptyLine(indent=True, comment=comment))
             if carried:
                 self._carry[block] = carried
@@ -1285,6 +1278,15 @@ class MigrateLossScaleCommand(VisitorBasedCodemodCommand):
         if carried and isinstance(result, cst.BaseStatement):
             return result.with_changes(leading_lines=[*carried, *result.leading_lines])
         return result
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        kept = [new for old, new in zip(original_node.names, updated_node.names)
+                if self._import_actions.get(old, "keep") is not None]
+        if len(kept) == len(updated_node.names):
+            return updated_node
+        if not kept:
+            return cst.RemovalSentinel.REMOVE
+        return updated_node.with_changes(names=_restyle_aliases(updated_node.names, kept))
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
         if isinstance(original_node.names, cst.ImportStar):

@@ -226,6 +226,36 @@ def test_a_name_assigned_twice_is_not_a_module_alias():
     assert w.UNSUPPORTED_USE in codes
 
 
+def test_plain_import_of_a_legacy_module_is_removed_once_unused_with_its_pragma():
+    check(
+        """\
+        import tensorflow as tf
+        import tensorflow.keras.mixed_precision.experimental as mp, os  # noqa: E402
+        # the optimizer
+        opt = mp.LossScaleOptimizer(opt, 'dynamic')
+        """,
+        """\
+        import tensorflow as tf
+        import os  # noqa: E402
+        # the optimizer
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+        """,
+    )
+    check(
+        """\
+        import tensorflow as tf
+        import tensorflow.keras.mixed_precision.experimental as mp  # noqa: E402
+        # the optimizer
+        opt = mp.LossScaleOptimizer(opt, 'dynamic')
+        """,
+        """\
+        import tensorflow as tf
+        # the optimizer
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+        """,
+    )
+
+
 def test_import_added_when_no_usable_binding():
     check(
         """\
