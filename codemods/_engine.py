@@ -72,8 +72,13 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
         return True
     legacy = set(_mapping.BY_OLD_NAME) | set(_mapping.LEGACY_MODULES)
     imported: dict = {}
+    assigns = []  # `name = a.b.c`: module aliases made by assignment, resolved below
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(
+                    node.value, (ast.Attribute, ast.Name)):
+                assigns.append(node)
+        elif isinstance(node, ast.Import):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
                 imported.setdefault(local, set()).add(alias.name if alias.asname else local)
@@ -86,9 +91,8 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
             and node.attr in ("get_scaled_loss", "get_unscaled_gradients")
         ):
             return True
-    for statement in ast.walk(tree):  # module aliases made by assignment: `mp = tf.keras.mixed_precision`
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(
-                statement.targets[0], ast.Name):
+    for _ in range(3):  # chained aliases (`mp = tf.keras.mixed_precision`, then `exp = mp.experimental`)
+        for statement in assigns:
             resolved = {f"{full}.{rest}" if rest else full
                         for root, rest in [_dotted(statement.value)] if root in imported
                         for full in imported[root]}
