@@ -195,9 +195,14 @@ def keras_policy_class() -> type:
     return tf.keras.mixed_precision.Policy
 
 
-def keras_layer_class() -> type:
-    """The base layer class of the Keras that `tf.keras` resolves to."""
-    return tf.keras.layers.Layer
+def keras_checkpoint_lookup_classes() -> list:
+    """The Keras classes whose own `_lookup_dependency` answers checkpoint names for layers and models.
+
+    The base layer's, and Keras 2's `Functional`, which answers for its layers itself during a restore.
+    """
+    layer = tf.keras.layers.Layer
+    return [layer] + [cls for cls in tf.keras.Sequential.__mro__
+                      if cls is not layer and issubclass(cls, layer) and "_lookup_dependency" in vars(cls)]
 
 
 def keras_callback_class() -> type:

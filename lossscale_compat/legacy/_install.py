@@ -62,8 +62,9 @@ def _apply() -> None:
         _set(target, name, value)
     model, method = _flavour.keras_compile_hook()
     _set(model, method, _keras_hooks.hooked(getattr(model, method), method))
-    layer = _flavour.keras_layer_class()
-    _set(layer, "_lookup_dependency", _keras_hooks.tf24_checkpoint_names(layer._lookup_dependency))
+    for cls in _flavour.keras_checkpoint_lookup_classes():
+        _set(cls, "_lookup_dependency", _keras_hooks.tf24_checkpoint_names(vars(cls).get(
+            "_lookup_dependency", cls._lookup_dependency)))
     model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
     if model_without_tf_format is not None:
         _set(model_without_tf_format, "load_weights",

@@ -63,7 +63,14 @@ def tf24_checkpoint_names(original: Callable) -> Callable:
         if name.startswith("layer_with_weights-") and name[len("layer_with_weights-"):].isdigit():
             with_weights = [layer for layer in getattr(self, "layers", ()) if layer.weights]
             index = int(name[len("layer_with_weights-"):])
-            return with_weights[index] if index < len(with_weights) else None
+            if index < len(with_weights):
+                return with_weights[index]
+            if cached_dependencies is not None and getattr(self, "built", False):  # restoring into a built model
+                raise ValueError(
+                    f"The checkpoint holds {name!r}, but this model has {len(with_weights)} layers with weights, so "
+                    "those weights would be dropped. Build the model exactly as the code that saved the checkpoint "
+                    "did before restoring.")
+            return None  # a model not built yet makes its layers' weights later, and TensorFlow waits for them
         value = getattr(type(self), name, None)
         if isinstance(value, property):  # e.g. Keras 3's `Dense.kernel`, which reads `_kernel`
             value = getattr(self, name, None)

@@ -124,3 +124,15 @@ def test_a_hyperparameter_the_inner_optimizer_has_no_setting_for_is_an_error_nam
     optimizer = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
     with pytest.raises(ValueError, match="hyperparameter decay=0.01.*no 'decay' setting"):
         tf.train.Checkpoint(optimizer=optimizer).restore(prefix)
+
+
+def test_a_tf24_checkpoint_with_more_layers_than_the_built_model_raises_naming_the_layer():
+    """In legacy mode, TF 2.4.0's two-layer `save_weights` into a built one-layer model raises instead of deferring."""
+    prefix = str(GOLDEN_DIR.parents[1] / "examples" / "tf24" / "goldens" / "tf24_weights" / "weights")
+    lossscale_compat.install()
+    try:
+        model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(2)])
+        with pytest.raises(ValueError, match="'layer_with_weights-1'.*1 layers with weights"):
+            tf.train.Checkpoint(root=model).restore(prefix)
+    finally:
+        lossscale_compat.uninstall()
