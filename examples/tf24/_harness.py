@@ -11,10 +11,13 @@ os.environ["CUDA_VISIBLE_DEVICES"] = ""
 import numpy as np  # noqa: E402
 
 
-def parse_args(doc):
-    """Returns the parsed `--json PATH` flag of an example program."""
+def parse_args(doc, writes_checkpoint=False):
+    """Returns the parsed flags of an example program: `--json PATH`, and `--write-checkpoint` if it takes one."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--json", metavar="PATH", help="write the result here (default: stdout)")
+    if writes_checkpoint:
+        parser.add_argument("--write-checkpoint", action="store_true",
+                            help="first write the checkpoint it resumes from (TF 2.4.0 only)")
     return parser.parse_args()
 
 

@@ -6,7 +6,6 @@ saves that state twice: `model.save_weights(prefix)` (TF format) into goldens/tf
 way, and trains one more epoch.
 """
 
-import argparse
 import os
 
 import numpy as np
@@ -18,10 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WEIGHTS = os.path.join(HERE, "goldens", "tf24_weights", "weights")
 MANAGER_DIRECTORY = os.path.join(HERE, "goldens", "tf24_manager")
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--json", metavar="PATH", help="write the result here (default: stdout)")
-parser.add_argument("--write-checkpoint", action="store_true", help="first write the checkpoints (TF 2.4.0 only)")
-args = parser.parse_args()
+args = _harness.parse_args(__doc__, writes_checkpoint=True)
 tf.config.set_visible_devices([], "GPU")
 
 rng = np.random.RandomState(11)

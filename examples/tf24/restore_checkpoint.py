@@ -5,7 +5,6 @@ checkpoint. Either way it then restores it the usual way, with `tf.train.Checkpo
 trains four more steps.
 """
 
-import argparse
 import os
 
 import numpy as np
@@ -16,10 +15,7 @@ import _harness
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKPOINT = os.path.join(HERE, "goldens", "tf24_checkpoint", "ckpt-1")
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--json", metavar="PATH", help="write the result here (default: stdout)")
-parser.add_argument("--write-checkpoint", action="store_true", help="first write the checkpoint (TF 2.4.0 only)")
-args = parser.parse_args()
+args = _harness.parse_args(__doc__, writes_checkpoint=True)
 tf.config.set_visible_devices([], "GPU")
 
 rng = np.random.RandomState(6)

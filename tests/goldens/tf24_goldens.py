@@ -13,6 +13,19 @@ GOLDENS = json.loads((GOLDEN_DIR / "loss_scale.json").read_text())
 OPTIMIZER_GOLDENS = json.loads((GOLDEN_DIR / "optimizer.json").read_text())
 
 
+def dynamic_loss_scale(kwargs):
+    """Builds our DynamicLossScale, expecting the warning for settings TF 2.4 accepted that defeat loss scaling."""
+    import pytest
+
+    import lossscale_compat
+
+    initial, multiplier = float(kwargs.get("initial_loss_scale", 2**15)), float(kwargs.get("multiplier", 2))
+    if math.isfinite(initial) and multiplier >= 1:
+        return lossscale_compat.DynamicLossScale(**kwargs)
+    with pytest.warns(UserWarning, match=r"DynamicLossScale\((initial_loss_scale|multiplier)="):
+        return lossscale_compat.DynamicLossScale(**kwargs)
+
+
 def by_name(cases, name):
     """Returns the case called `name` from a list of golden cases."""
     matches = [case for case in cases if case["name"] == name]

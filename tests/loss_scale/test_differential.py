@@ -6,18 +6,11 @@ import pytest
 import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tf24_goldens import dynamic_loss_scale
 
 import lossscale_compat
 from lossscale_compat import _flavour
 
-
-def _dynamic_loss_scale(kwargs):
-    """Builds our DynamicLossScale, expecting the warning for settings TF 2.4 accepted that defeat loss scaling."""
-    initial, multiplier = float(kwargs.get("initial_loss_scale", 2**15)), float(kwargs.get("multiplier", 2))
-    if math.isfinite(initial) and multiplier >= 1:
-        return lossscale_compat.DynamicLossScale(**kwargs)
-    with pytest.warns(UserWarning, match=r"DynamicLossScale\((initial_loss_scale|multiplier)="):
-        return lossscale_compat.DynamicLossScale(**kwargs)
 
 pytestmark = pytest.mark.skipif(
     "DynamicLossScale" not in _flavour.TF_LOSS_SCALE_CLASSES,
@@ -57,7 +50,7 @@ def same(a, b):
 @settings(max_examples=150, deadline=None)
 @given(config=settings_, steps=st.lists(step, min_size=1, max_size=12))
 def test_same_scale_and_decision_as_tf_compat_v1(config, steps):
-    ours = _dynamic_loss_scale(config)
+    ours = dynamic_loss_scale(config)
     theirs = tf.compat.v1.mixed_precision.DynamicLossScale(**config)
     for number, step_values in enumerate(steps):
         grads = as_grads(step_values)

@@ -1,22 +1,10 @@
 """DynamicLossScale trajectories: scale, counter and should-apply after every step, as on TF 2.4.0."""
 
-import math
-
 import pytest
 import tensorflow as tf
-from tf24_goldens import GOLDENS, run_steps, same, specs, state
+from tf24_goldens import GOLDENS, dynamic_loss_scale, run_steps, same, specs, state
 
 import lossscale_compat
-
-
-def _dynamic_loss_scale(kwargs):
-    """Builds our DynamicLossScale, expecting the warning for settings TF 2.4 accepted that defeat loss scaling."""
-    initial, multiplier = float(kwargs.get("initial_loss_scale", 2**15)), float(kwargs.get("multiplier", 2))
-    if math.isfinite(initial) and multiplier >= 1:
-        return lossscale_compat.DynamicLossScale(**kwargs)
-    with pytest.warns(UserWarning, match=r"DynamicLossScale\((initial_loss_scale|multiplier)="):
-        return lossscale_compat.DynamicLossScale(**kwargs)
-
 
 TRAJECTORIES = GOLDENS["trajectories"]
 
@@ -31,7 +19,7 @@ STRATEGY = GOLDENS["strategy"]
 @pytest.mark.parametrize("mode", ["eager", "function", "jit"])
 @pytest.mark.parametrize("case", TRAJECTORIES, ids=[f"{c['ref']}-{c['name']}" for c in TRAJECTORIES])
 def test_trajectory_matches_tf24(case, mode):
-    loss_scale = _dynamic_loss_scale(case["kwargs"])
+    loss_scale = dynamic_loss_scale(case["kwargs"])
     assert same(case["initial"], state(loss_scale))
     assert loss_scale.get_config() == case["config"]
     observed = run_steps(loss_scale, case["steps"], mode)
@@ -47,7 +35,7 @@ def test_mirrored_trajectory_matches_tf24(case, mode, mirrored):
     """One replica's bad gradient skips the step for every replica (cross-replica update)."""
     strategy = mirrored
     with strategy.scope():
-        loss_scale = _dynamic_loss_scale(case["kwargs"])
+        loss_scale = dynamic_loss_scale(case["kwargs"])
 
         def update(grads):
             return tf.convert_to_tensor(loss_scale.update(grads)[1])
