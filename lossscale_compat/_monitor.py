@@ -64,11 +64,7 @@ def _skipped_between(before: _Reading, after: _Reading) -> int:
     return int(after.scale == before.scale and after.counter == 0 and before.counter is not None)
 
 
-def _callback_base() -> type:
-    return _flavour.keras_callback_class()
-
-
-class LossScaleMonitor(_callback_base()):  # type: ignore[misc]
+class LossScaleMonitor(_flavour.keras_callback_class()):  # type: ignore[misc]
     """Adds `loss_scale` and `skipped_steps` to `fit`'s logs, writes them to TensorBoard, and stops divergence.
 
     With `log_dir`, it writes per step the loss scale and the total of skipped steps, and per epoch the
@@ -92,16 +88,13 @@ class LossScaleMonitor(_callback_base()):  # type: ignore[misc]
         self.skipped_steps = 0
         self._writer: Any = None
 
-    def _optimizer(self) -> Any:
+    def on_train_begin(self, logs: Any = None) -> None:
         optimizer = self.model.optimizer
         if _flavour.current_loss_scale(optimizer) is None:
             raise ValueError(f"LossScaleMonitor needs a loss-scale optimizer, but the model trains with "
                              f"{type(optimizer).__name__}. Compile under a mixed_float16 policy, or wrap the "
                              "optimizer in a LossScaleOptimizer.")
-        return optimizer
-
-    def on_train_begin(self, logs: Any = None) -> None:
-        self._last = _Reading(self._optimizer())
+        self._last = _Reading(optimizer)
         self.skipped_steps, self._streak = 0, 0
         if self.log_dir is not None and self._writer is None:
             self._writer = tf.summary.create_file_writer(self.log_dir)
@@ -110,7 +103,7 @@ class LossScaleMonitor(_callback_base()):  # type: ignore[misc]
         self._epoch = {"skipped": 0, "increases": 0, "decreases": 0}
 
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-        now = _Reading(self._optimizer())
+        now = _Reading(self.model.optimizer)
         skipped = _skipped_between(self._last, now)
         self.skipped_steps += skipped
         self._epoch["skipped"] += skipped

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Callable
 
 from lossscale_compat import _flavour
@@ -99,8 +100,6 @@ def tf_format_load_weights(original: Callable) -> Callable:
 
 def _tf_checkpoint_prefix(filepath: Any) -> Any:
     """The TF-format checkpoint prefix that `filepath` names (a prefix, or a SavedModel directory), else None."""
-    import os
-
     import tensorflow as tf
 
     try:
