@@ -1,6 +1,8 @@
 """install()/uninstall(): TF 2.4's names come and go, TensorFlow is left exactly as it was, `keras` is untouched."""
 
 import importlib
+import json
+import pathlib
 import sys
 import warnings
 
@@ -145,6 +147,12 @@ def test_the_graph_rewrite_wraps_and_says_once_that_no_gpu_means_no_rewrite(lega
     assert tf.config.optimizer.get_experimental_options().get("auto_mixed_precision") is False
 
 
+# Which names TF 2.4.0 and TF 2.3.0 resolved, by import and by attribute: tests/recorders/record_tf24_names.py.
+TF_NAMES = json.loads((pathlib.Path(__file__).resolve().parents[1] / "goldens" / "tf24_names.json").read_text())
+RECORDED_VERSIONS = ("2.4.0", "2.3.0")  # TF 2.4.0 first; TF 2.3.0 for the names only TF <= 2.3 had
+OLD_NAMES = [row.old for row in _mapping.RENAMES]
+MODULES = sorted({old.rsplit(".", 1)[0] for old in OLD_NAMES})
+
 
 def _by_attributes(dotted):
     """`tf.a.b.Name`, as TF 2.4 code spells it after `import tensorflow as tf`."""
@@ -160,12 +168,47 @@ def _by_import(dotted):
     return getattr(importlib.import_module(module), name)
 
 
-# Every name resolved both ways on TF 2.4.0 itself, except the private `tensorflow.python` modules: those are
-# TF <= 2.3's (checked on TF 2.3.0), imported by module path only.
-@pytest.mark.parametrize("old", [row.old for row in _mapping.RENAMES], ids=[row.old for row in _mapping.RENAMES])
-def test_every_tf24_name_of_the_mapping_resolves_in_legacy_mode_both_ways(legacy_mode, old):
-    """The codemod's table and legacy mode cover the same TF 2.4 names, by `import` and by attribute."""
-    imported = _by_import(old)
-    assert callable(imported)
-    if not old.startswith("tensorflow.python."):
-        assert _by_attributes(old) is imported
+def _recorded(section, key, resolved):
+    """TF 2.4.0's recording of `key`, or TF 2.3.0's if only TF <= 2.3 resolved it, with that version."""
+    for version in RECORDED_VERSIONS:
+        if key not in TF_NAMES[version][section]:
+            pytest.fail(f"{key} has no recording: re-record with tests/recorders/record_tf24_names.py on TF {version}")
+        if resolved(TF_NAMES[version][section][key]):
+            return version, TF_NAMES[version][section][key]
+    pytest.fail(f"{key} resolved on neither TF 2.4.0 nor TF 2.3.0: the mapping holds a name that never existed")
+
+
+def test_the_names_golden_covers_every_row_of_the_mapping():
+    for version in RECORDED_VERSIONS:
+        missing = [old for old in OLD_NAMES if old not in TF_NAMES[version]["names"]]
+        assert missing == [], f"re-record with tests/recorders/record_tf24_names.py on TF {version}: {missing}"
+        assert sorted(TF_NAMES[version]["modules"]) == MODULES
+
+
+@pytest.mark.parametrize("old", OLD_NAMES, ids=OLD_NAMES)
+def test_every_tf24_name_of_the_mapping_resolves_in_legacy_mode_as_tf_resolved_it(legacy_mode, old):
+    """The codemod's table and legacy mode cover the same TF 2.4 names, each by `import` and by attribute where
+    TF 2.4.0 (for TF <= 2.3's private modules, TF 2.3.0) resolved it so."""
+    version, recorded = _recorded("names", old, lambda entry: entry["by_import"] or entry["by_attribute"])
+    imported = None
+    if recorded["by_import"]:
+        imported = _by_import(old)
+        assert callable(imported)
+    dropped = TF_NAMES["2.4.0"]["names"][old].get("attribute_missing")
+    if version != "2.4.0" and dropped is not None and dropped.count(".") == 1:
+        # TF 2.4.0 itself dropped the top-level namespace (`tf.python`): legacy mode runs TF 2.4's spellings
+        # and does not bring it back, so the name is reached by import only, as on TF 2.4.0.
+        with pytest.raises(AttributeError):
+            _by_attributes(dropped)
+    elif recorded["by_attribute"]:
+        by_attribute = _by_attributes(old)
+        assert callable(by_attribute)
+        if recorded["same_object"]:
+            assert by_attribute is imported
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_of_the_mapping_imports_in_legacy_mode(legacy_mode, module):
+    """`import <module>` works for every module that TF 2.4.0 (or, for TF <= 2.3's private ones, TF 2.3.0) had."""
+    _recorded("modules", module, lambda entry: entry["importable"])
+    importlib.import_module(module)

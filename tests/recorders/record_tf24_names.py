@@ -7,8 +7,8 @@ Run it from the repository root under both Python 3.8 venvs (see docs/goldens.md
 
 For every `old` name of `lossscale_compat._mapping.RENAMES` it records whether `from <module> import <Name>`
 works, whether `tf.<...>.<Name>` works after `import tensorflow as tf` (if not, the first namespace it does not
-reach), and whether both give the same object, with the errors as TF raised them; and whether each module that holds a mapped name (`_mapping.PUBLIC_MODULES` and TF <= 2.3's private modules)
-is importable. It writes the running version's section of tests/goldens/tf24_names.json and keeps the other's.
+reach), and whether both give the same object, with the errors as TF raised them; and whether each module that
+holds a mapped name (`_mapping.PUBLIC_MODULES` and TF <= 2.3's private modules) is importable. It writes the running version's section of tests/goldens/tf24_names.json and keeps the other's.
 tests/legacy/test_install.py reads it: legacy mode must resolve every name the way TF did.
 
 Neither way of reaching a name may make the other work (an import binds submodules as attributes; an
