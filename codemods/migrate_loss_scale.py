@@ -16,14 +16,14 @@ from typing import Any, TypeVar, cast
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import GlobalScope, MetadataWrapper
+from libcst.metadata import MetadataWrapper
 
 from lossscale_compat import _mapping, _translation
 
-from . import _imports, _positions, _tf1
+from . import _imports, _positions, _scopes, _tf1
 from . import _warnings as w
 from ._import_plan import ImportPlanning
-from ._scan import SUPPRESS_RE, _scope_map, _SiteCollector
+from ._scan import SUPPRESS_RE, _SiteCollector
 from ._state import Decision
 from ._values import (
     _bind,
@@ -78,7 +78,7 @@ class MigrateLossScaleCommand(
     """
 
     DESCRIPTION = "Rewrites TF 2.4 mixed-precision (loss scaling) code to the modern Keras API."
-    # None resolved up front: scopes come from `_scope_map`, qualified names from the scopes on demand,
+    # None resolved up front: scopes come from `_scopes` (our own analysis), qualified names from the scopes on demand,
     # parents from our own first pass, and positions from the print of the module that the engine needs
     # anyway (see `_position`).
     METADATA_DEPENDENCIES = ()
@@ -183,8 +183,8 @@ class MigrateLossScaleCommand(
                 for number, line in enumerate(node.code.splitlines(), start=1)
                 if "lossscale-compat" in line and SUPPRESS_RE.search(line)
             }
-        self._scopes = _scope_map(node)
-        self._global = cast(GlobalScope, self._scopes[node])
+        self._scopes = _scopes.scopes(node, self.source)
+        self._global = cast(_scopes.GlobalScope, self._scopes[node])
         self._bindings = {}
         self._alias_values: set[cst.CSTNode] = set()
         # Function-local module aliases: qualified name (`f.<locals>.mp`) -> (module, statement, scope).

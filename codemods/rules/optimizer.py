@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import BuiltinAssignment
 
 from .. import _warnings as w
 from .._scan import SiteScan
+from .._scopes import BuiltinBinding
 from .._values import _Expr, _LossScale, _Unsafe
 
 # Built-in optimizers whose constructor takes `loss_scale_factor` on Keras 3.
@@ -147,6 +147,6 @@ class OptimizerRule(SiteScan):
         if isinstance(value, cst.Float) or (isinstance(value, cst.Integer) and abs(value.evaluated_value) < 2**63):
             return value
         scope = self._scopes.get(site) or self._global
-        if any(not isinstance(binding, BuiltinAssignment) for binding in scope["float"]):
+        if any(not isinstance(binding, BuiltinBinding) for binding in scope["float"]):
             raise _Unsafe(w.NAME_CLASH)
         return cst.Call(func=cst.Name("float"), args=[cst.Arg(value=value)])
