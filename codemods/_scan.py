@@ -15,7 +15,7 @@ from lossscale_compat import _mapping
 from . import _tf1
 from . import _warnings as w
 from ._fields import _fields
-from ._scopes import Binding, FunctionScope
+from ._scopes import Binding, FunctionScope, holds_no_name
 from ._state import CommandState
 from ._values import _chain, _Expr
 
@@ -72,7 +72,8 @@ class _LocalAliasCollector(cst.CSTVisitor):
             self.command._add_local_alias(node)
 
     def walk(self, module: cst.Module) -> None:
-        """Calls `on_visit`/`on_leave` for every node as `module.visit(self)` would, in the same order.
+        """Calls `on_visit`/`on_leave` as `module.visit(self)` would, in the same order, except for the nodes
+        that hold no name (whitespace, punctuation, operators, numbers: see `_scopes.holds_no_name`).
 
         libcst's visit rebuilds every node it passes, which costs about as much as parsing; this
         only reads the fields, in the order libcst visits them (see `_fields`).
@@ -84,10 +85,12 @@ class _LocalAliasCollector(cst.CSTVisitor):
             for name in _fields(node):
                 value = getattr(node, name)
                 if isinstance(value, node_type):
-                    visit(value)
+                    if not holds_no_name(value):
+                        visit(value)
                 elif isinstance(value, (tuple, list)):
                     for child in value:
-                        visit(child)
+                        if not holds_no_name(child):
+                            visit(child)
             on_leave(node)
 
         visit(module)

@@ -379,6 +379,15 @@ _NO_NAMES = (
 _SKIP: dict[type, bool] = {}
 
 
+def holds_no_name(node: cst.CSTNode) -> bool:
+    """Whether `node` is whitespace, punctuation, an operator or a number: nothing a rule looks at."""
+    kind = type(node)
+    skip = _SKIP.get(kind)
+    if skip is None:
+        skip = _SKIP[kind] = issubclass(kind, _NO_NAMES)
+    return skip
+
+
 class _Tracker:
     """Holds the uses recorded by the walk, unresolved, and resolves them one first name at a time."""
 
@@ -455,10 +464,7 @@ class _Walk:
 
     def visit(self, node: Any, context: int) -> None:
         kind = type(node)
-        skip = _SKIP.get(kind)
-        if skip is None:
-            skip = _SKIP[kind] = issubclass(kind, _NO_NAMES)
-        if skip:
+        if holds_no_name(node):
             return
         if kind is cst.Name:
             if context == _STORE and not self.all_uses:
