@@ -268,14 +268,9 @@ class SiteScan(CommandState):
             ):
                 continue
             name = small.targets[0].target.value
-            qualified = self.qualified(small.value)
-            if (
-                len(qualified) == 1
-                and next(iter(qualified)) in _mapping.MODULE_PREFIXES
-                and name not in bindings
-                and len(self._global[name]) == 1
-            ):
-                bindings[name] = (next(iter(qualified)), small, None)
+            qualified = self.qualified_one(small.value)
+            if qualified in _mapping.MODULE_PREFIXES and name not in bindings and len(self._global[name]) == 1:
+                bindings[name] = (qualified, small, None)
                 self._alias_values.update((small.value, small.targets[0].target))
         first_pass = _LocalAliasCollector(self)
         first_pass.walk(module)
@@ -309,10 +304,10 @@ class SiteScan(CommandState):
         scope = self._scopes.get(small)
         if not isinstance(scope, FunctionScope) or len(scope[target.value]) != 1:
             return
-        qualified = self.qualified(small.value)
+        qualified = self.qualified_one(small.value)
         names = {q.name for q in self._qualified_names(target)}
-        if len(qualified) == 1 and next(iter(qualified)) in _mapping.MODULE_PREFIXES and len(names) == 1:
-            self._local_aliases[next(iter(names))] = (next(iter(qualified)), small, scope)
+        if qualified in _mapping.MODULE_PREFIXES and len(names) == 1:
+            self._local_aliases[next(iter(names))] = (qualified, small, scope)
             self._alias_values.update((small.value, target))
 
     def _position(self, node: cst.CSTNode) -> CodeRange:
@@ -351,6 +346,11 @@ class SiteScan(CommandState):
             else:
                 names.add(q.name)
         return names
+
+    def qualified_one(self, node: cst.CSTNode) -> str | None:
+        """The one qualified name of `node` (see `qualified`), or None when it has none or several."""
+        names = self.qualified(node)
+        return next(iter(names)) if len(names) == 1 else None
 
     def _qualified_names(self, node: cst.CSTNode) -> Collection[QualifiedName]:
         """What libcst's QualifiedNameProvider gives for `node`, computed only for the nodes asked about."""

@@ -257,21 +257,21 @@ class MigrateLossScaleCommand(
 
     def _tf1_decision(self, site: _Expr) -> Decision:
         """Keeps a TF1 site on TensorFlow's own `tf.compat.v1.mixed_precision` name (unchanged if it already is)."""
-        names = self.qualified(site)
-        if len(names) == 1 and next(iter(names)).startswith("tensorflow.compat.v1."):
+        name = self.qualified_one(site)
+        assert name is not None  # a site has one qualified name (`_SiteCollector._site`)
+        if name.startswith("tensorflow.compat.v1."):
             return ("keep", None)  # still exported by TensorFlow: nothing to change
-        return ("tf1", f"{_tf1.TF1_MODULE}.{next(iter(names)).rpartition('.')[2]}")
+        return ("tf1", f"{_tf1.TF1_MODULE}.{name.rpartition('.')[2]}")
 
     def _tf1_loss_scale_in(self, site: _Expr, kept: cst.CSTNode) -> bool:
         """Whether `site` builds the loss scale argument of a TF1 consumer that is itself left alone."""
         parent = self._parent(site)
-        names = self.qualified(site)
+        row = _mapping.BY_OLD_NAME.get(self.qualified_one(site) or "")
         return (
             isinstance(parent, cst.Call)
             and parent.func is site
-            and len(names) == 1
-            and _mapping.BY_OLD_NAME.get(next(iter(names))) is not None
-            and _mapping.BY_OLD_NAME[next(iter(names))].rule == "loss_scale"
+            and row is not None
+            and row.rule == "loss_scale"
             and _tf1.only_tf1_consumers(self, parent)
             and (grandparent := self._parent(parent)) is not None
             and self._parent(grandparent) is kept

@@ -122,10 +122,10 @@ class OptimizerRule(SiteScan):
         """Returns the class name if `node` calls one of Keras 3's built-in optimizers, else None."""
         if not isinstance(node, cst.Call):
             return None
-        names = self.qualified(node.func)
-        if len(names) != 1:
+        name = self.qualified_one(node.func)
+        if name is None:
             return None
-        module, _, short = next(iter(names)).rpartition(".")
+        module, _, short = name.rpartition(".")
         return short if module in _OPTIMIZER_MODULES and short in _KERAS3_OPTIMIZERS else None
 
     def _is_inline_keras3_optimizer(self, node: _Expr) -> bool:
