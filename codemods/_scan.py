@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import (
-    BaseAssignment,
-    CodeRange,
-    ExpressionContext,
-    ExpressionContextProvider,
-    FunctionScope,
-    PositionProvider,
-    QualifiedName,
-    QualifiedNameSource,
-    Scope,
-    ScopeProvider,
-)
-from libcst.metadata.scope_provider import ScopeVisitor
+from libcst.metadata import CodeRange, PositionProvider, QualifiedName, QualifiedNameSource
 
 from lossscale_compat import _mapping
 
 from . import _tf1
 from . import _warnings as w
+from ._fields import _fields
+from ._scopes import Binding, FunctionScope, holds_no_name
 from ._state import CommandState
 from ._values import _chain, _Expr
 
@@ -36,208 +25,10 @@ if TYPE_CHECKING:
 SUPPRESS_RE = re.compile(r"#\s*lossscale-compat:\s*ignore\b")
 
 
-class _CachedDispatch(cst.CSTVisitor):
-    """CSTVisitor's dispatch to `visit_<Node>`/`leave_<Node>[_<field>]`, with each lookup made once per class.
-
-    libcst formats a method name and looks it up on every node and every field of every node;
-    on a whole-tree walk that is a good part of the time. No instance may set such methods itself.
-    """
-
-    _methods: ClassVar[dict[tuple[type, str], Callable[..., object] | None]] = {}
-
-    def _method(self, name: str) -> Callable[..., object] | None:
-        key = (type(self), name)
-        try:
-            return self._methods[key]
-        except KeyError:
-            method = self._methods[key] = getattr(type(self), name, None)
-            return method
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        method = self._method(f"visit_{type(node).__name__}")
-        return method is None or method(self, node) is not False
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        method = self._method(f"leave_{type(original_node).__name__}")
-        if method is not None:
-            method(self, original_node)
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        method = self._method(f"visit_{type(node).__name__}_{attribute}")
-        if method is not None:
-            method(self, node)
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        method = self._method(f"leave_{type(original_node).__name__}_{attribute}")
-        if method is not None:
-            method(self, original_node)
-
-
-class _ScopeVisitor(ScopeVisitor, _CachedDispatch):
-    """libcst's scope analysis, with the cached dispatch."""
-
-
-_LOAD, _STORE, _DEL = ExpressionContext.LOAD, ExpressionContext.STORE, ExpressionContext.DEL
-
-
-def _name_contexts(module: cst.Module) -> dict[cst.CSTNode, ExpressionContext]:
-    """The expression context of each Name, as libcst's ExpressionContextProvider gives it.
-
-    libcst's scope analysis asks the provider only about Names. This follows the provider's rules
-    (assignment targets, `as` names, loop and comprehension targets, def and class names and
-    parameters are STORE; `del` targets DEL; an attribute's or subscript's value LOAD; an
-    attribute's own name none), but walks the fields directly instead of through libcst's visit,
-    which rebuilds every node.
-    """
-    out: dict[cst.CSTNode, ExpressionContext] = {}
-    node_type = cst.CSTNode
-
-    def children(node: cst.CSTNode, context: ExpressionContext) -> None:
-        for name in _fields(node):
-            value = getattr(node, name)
-            if isinstance(value, node_type):
-                visit(value, context)
-            elif isinstance(value, (tuple, list)):
-                for child in value:
-                    visit(child, context)
-
-    def visit_all(nodes: Sequence[cst.CSTNode], context: ExpressionContext) -> None:
-        for node in nodes:
-            visit(node, context)
-
-    # Any: `visit` dispatches on the exact type (`type(node) is`, faster than isinstance); mypy cannot narrow that.
-    def visit(node: Any, context: ExpressionContext) -> None:
-        kind = type(node)
-        if kind is cst.Name:
-            out[node] = context
-        elif kind is cst.Assign:
-            visit_all(node.targets, _STORE)
-            visit(node.value, context)
-        elif kind is cst.AnnAssign:
-            visit(node.target, _STORE)
-            visit(node.annotation, context)
-            if node.value:
-                visit(node.value, context)
-        elif kind is cst.AugAssign or kind is cst.NamedExpr:
-            visit(node.target, _STORE)
-            visit(node.value, context)
-        elif kind is cst.AsName:
-            visit(node.name, _STORE)
-        elif kind is cst.CompFor:
-            visit(node.target, _STORE)
-            visit(node.iter, context)
-            visit_all(node.ifs, context)
-            if node.inner_for_in:
-                visit(node.inner_for_in, context)
-        elif kind is cst.For:
-            visit(node.target, _STORE)
-            visit(node.iter, context)
-            visit(node.body, context)
-            if node.orelse:
-                visit(node.orelse, context)
-        elif kind is cst.Del:
-            visit(node.target, _DEL)
-        elif kind is cst.Attribute:
-            visit(node.value, _LOAD)
-        elif kind is cst.Subscript:
-            visit(node.value, _LOAD)
-            if isinstance(node.slice, (tuple, list)):
-                visit_all(node.slice, _LOAD)
-            else:
-                visit(node.slice, _LOAD)
-        elif kind is cst.ClassDef:
-            visit(node.name, _STORE)
-            visit(node.body, context)
-            visit_all(node.bases, context)
-            visit_all(node.keywords, context)
-            visit_all(node.decorators, context)
-        elif kind is cst.FunctionDef:
-            visit(node.name, _STORE)
-            visit(node.params, context)
-            visit(node.body, context)
-            visit_all(node.decorators, context)
-            if node.returns:
-                visit(node.returns, context)
-        elif kind is cst.Param:
-            visit(node.name, _STORE)
-            if node.annotation:
-                visit(node.annotation, context)
-            if node.default:
-                visit(node.default, context)
-        else:
-            children(node, context)
-
-    visit(module, _LOAD)
-    return out
-
-
-def _scope_map(module: cst.Module) -> dict[cst.CSTNode, Scope]:
-    """What libcst's ScopeProvider gives for each node of `module`.
-
-    Resolved through a MetadataWrapper, the scope provider and the expression-context provider it
-    depends on each cost one more walk of the whole tree (a batched visit whose only method is
-    `visit_Module`); this runs libcst's scope visitor directly, on the contexts `_name_contexts` finds.
-    """
-    scopes = ScopeProvider()
-    scopes._computed = {}
-    scopes.metadata = {ExpressionContextProvider: _name_contexts(module)}
-    visitor = _ScopeVisitor(scopes)  # what ScopeProvider.visit_Module does, with the faster visitor
-    module.visit(visitor)
-    visitor.infer_accesses()
-    return cast("dict[cst.CSTNode, Scope]", scopes._computed)  # the scope visitor stores Scopes, no lazy values
-
-
 _SCANNED = (cst.Call, cst.Attribute, cst.Name, cst.Import, cst.ImportFrom)
 
 
-_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-
-
-class _FieldRecorder(cst.CSTVisitor):
-    """Records the fields of one node in the order libcst's visit goes through them."""
-
-    def __init__(self, node: cst.CSTNode) -> None:
-        super().__init__()
-        self.node = node
-        self.fields: list[str] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return False  # the node's children only, not theirs
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        if node is self.node:
-            self.fields.append(attribute)
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-
-def _recorded(node: cst.CSTNode) -> tuple[str, ...]:
-    recorder = _FieldRecorder(node)
-    node._visit_and_replace_children(recorder)
-    return tuple(recorder.fields)
-
-
-def _fields(node: cst.CSTNode) -> tuple[str, ...]:
-    """The fields libcst visits for this node, in its order.
-
-    Asked of libcst once per node class, and again for a node that holds a child in a field the
-    first node of its class had no use for (an f-string expression with a format spec, say).
-    """
-    kind = type(node)
-    known = _FIELDS.get(kind)
-    if known is None:
-        fields = _recorded(node)
-        others = tuple(field.name for field in dataclasses.fields(kind) if field.name not in fields)
-        known = _FIELDS[kind] = (fields, others)
-    for name in known[1]:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode) or (isinstance(value, (tuple, list)) and value):
-            return _recorded(node)
-    return known[0]
-
-
-class _LocalAliasCollector(_CachedDispatch):
+class _LocalAliasCollector(cst.CSTVisitor):
     """The one full walk: finds `name = <dotted module>` statements inside functions, in source order, maps
     each node to its parent, and lists the nodes `_SiteCollector` looks at, in the order a visit meets them."""
 
@@ -281,7 +72,8 @@ class _LocalAliasCollector(_CachedDispatch):
             self.command._add_local_alias(node)
 
     def walk(self, module: cst.Module) -> None:
-        """Calls `on_visit`/`on_leave` for every node as `module.visit(self)` would, in the same order.
+        """Calls `on_visit`/`on_leave` as `module.visit(self)` would, in the same order, except for the nodes
+        that hold no name (whitespace, punctuation, operators, numbers: see `_scopes.holds_no_name`).
 
         libcst's visit rebuilds every node it passes, which costs about as much as parsing; this
         only reads the fields, in the order libcst visits them (see `_fields`).
@@ -293,10 +85,12 @@ class _LocalAliasCollector(_CachedDispatch):
             for name in _fields(node):
                 value = getattr(node, name)
                 if isinstance(value, node_type):
-                    visit(value)
+                    if not holds_no_name(value):
+                        visit(value)
                 elif isinstance(value, (tuple, list)):
                     for child in value:
-                        visit(child)
+                        if not holds_no_name(child):
+                            visit(child)
             on_leave(node)
 
         visit(module)
@@ -474,14 +268,9 @@ class SiteScan(CommandState):
             ):
                 continue
             name = small.targets[0].target.value
-            qualified = self.qualified(small.value)
-            if (
-                len(qualified) == 1
-                and next(iter(qualified)) in _mapping.MODULE_PREFIXES
-                and name not in bindings
-                and len(self._global[name]) == 1
-            ):
-                bindings[name] = (next(iter(qualified)), small, None)
+            qualified = self.qualified_one(small.value)
+            if qualified in _mapping.MODULE_PREFIXES and name not in bindings and len(self._global[name]) == 1:
+                bindings[name] = (qualified, small, None)
                 self._alias_values.update((small.value, small.targets[0].target))
         first_pass = _LocalAliasCollector(self)
         first_pass.walk(module)
@@ -515,10 +304,10 @@ class SiteScan(CommandState):
         scope = self._scopes.get(small)
         if not isinstance(scope, FunctionScope) or len(scope[target.value]) != 1:
             return
-        qualified = self.qualified(small.value)
+        qualified = self.qualified_one(small.value)
         names = {q.name for q in self._qualified_names(target)}
-        if len(qualified) == 1 and next(iter(qualified)) in _mapping.MODULE_PREFIXES and len(names) == 1:
-            self._local_aliases[next(iter(names))] = (next(iter(qualified)), small, scope)
+        if qualified in _mapping.MODULE_PREFIXES and len(names) == 1:
+            self._local_aliases[next(iter(names))] = (qualified, small, scope)
             self._alias_values.update((small.value, target))
 
     def _position(self, node: cst.CSTNode) -> CodeRange:
@@ -558,6 +347,11 @@ class SiteScan(CommandState):
                 names.add(q.name)
         return names
 
+    def qualified_one(self, node: cst.CSTNode) -> str | None:
+        """The one qualified name of `node` (see `qualified`), or None when it has none or several."""
+        names = self.qualified(node)
+        return next(iter(names)) if len(names) == 1 else None
+
     def _qualified_names(self, node: cst.CSTNode) -> Collection[QualifiedName]:
         """What libcst's QualifiedNameProvider gives for `node`, computed only for the nodes asked about."""
         scope = self._scopes.get(node)
@@ -582,7 +376,7 @@ class SiteScan(CommandState):
             return None
         return f"{binding[0]}.{rest}" if rest else binding[0]
 
-    def _single_assignment(self, target: cst.Name) -> BaseAssignment | None:
+    def _single_assignment(self, target: cst.Name) -> Binding | None:
         """Returns the only binding of `target`'s name in its scope, if `target` is that binding."""
         scope = self._scopes.get(target)
         if scope is None:

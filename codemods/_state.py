@@ -7,9 +7,10 @@ from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.metadata import CodeRange, GlobalScope, Scope
+from libcst.metadata import CodeRange
 
 from . import _warnings as w
+from ._scopes import GlobalScope, Scope
 
 # What the command does with one site: a kind ("keep", "rename", "wrap", ...) and a payload whose shape
 # depends on the kind (None, a dotted name, or the tuple `MigrateLossScaleCommand._apply` unpacks).

@@ -64,18 +64,17 @@ def class_kind(command: SiteScan, name: str, seen: set[str] | None = None) -> st
 
 
 def kind_of_class_expr(command: SiteScan, node: cst.BaseExpression, seen: set[str]) -> str | None:
-    names = command.qualified(node)
-    return class_kind(command, next(iter(names)), seen) if len(names) == 1 else None
+    name = command.qualified_one(node)
+    return class_kind(command, name, seen) if name is not None else None
 
 
 def call_kind(command: SiteScan, node: cst.BaseExpression, skip: frozenset[cst.CSTNode] = frozenset()) -> str | None:
     """KERAS or TF1 when `node` constructs an optimizer of a provable kind, else None."""
     if not isinstance(node, cst.Call):
         return None
-    names = command.qualified(node.func)
-    if len(names) != 1:
+    name = command.qualified_one(node.func)
+    if name is None:
         return None
-    (name,) = names
     if name.rpartition(".")[2] == _TF1_CONSUMER and name.startswith("tensorflow."):
         return TF1  # it takes only a TF1 optimizer, and is one
     if (
@@ -122,8 +121,8 @@ def is_tf1_consumer(command: SiteScan, call: cst.Call) -> bool:
     """Whether `call` is TF 2.4's v1 `MixedPrecisionLossScaleOptimizer`, or a graph rewrite kept for TF1."""
     if call in command._tf1_consumers:
         return True
-    names = command.qualified(call.func)
-    return len(names) == 1 and next(iter(names)).rpartition(".")[2] == _TF1_CONSUMER
+    name = command.qualified_one(call.func)
+    return name is not None and name.rpartition(".")[2] == _TF1_CONSUMER
 
 
 def _loss_scale_argument_of(command: SiteScan, node: cst.CSTNode) -> cst.Call | None:

@@ -16,14 +16,14 @@ from typing import Any, TypeVar, cast
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import GlobalScope, MetadataWrapper
+from libcst.metadata import MetadataWrapper
 
 from lossscale_compat import _mapping, _translation
 
-from . import _imports, _positions, _tf1
+from . import _imports, _positions, _scopes, _tf1
 from . import _warnings as w
 from ._import_plan import ImportPlanning
-from ._scan import SUPPRESS_RE, _scope_map, _SiteCollector
+from ._scan import SUPPRESS_RE, _SiteCollector
 from ._state import Decision
 from ._values import (
     _bind,
@@ -78,7 +78,7 @@ class MigrateLossScaleCommand(
     """
 
     DESCRIPTION = "Rewrites TF 2.4 mixed-precision (loss scaling) code to the modern Keras API."
-    # None resolved up front: scopes come from `_scope_map`, qualified names from the scopes on demand,
+    # None resolved up front: scopes come from `_scopes` (our own analysis), qualified names from the scopes on demand,
     # parents from our own first pass, and positions from the print of the module that the engine needs
     # anyway (see `_position`).
     METADATA_DEPENDENCIES = ()
@@ -183,8 +183,8 @@ class MigrateLossScaleCommand(
                 for number, line in enumerate(node.code.splitlines(), start=1)
                 if "lossscale-compat" in line and SUPPRESS_RE.search(line)
             }
-        self._scopes = _scope_map(node)
-        self._global = cast(GlobalScope, self._scopes[node])
+        self._scopes = _scopes.scopes(node, self.source)
+        self._global = cast(_scopes.GlobalScope, self._scopes[node])
         self._bindings = {}
         self._alias_values: set[cst.CSTNode] = set()
         # Function-local module aliases: qualified name (`f.<locals>.mp`) -> (module, statement, scope).
@@ -257,21 +257,21 @@ class MigrateLossScaleCommand(
 
     def _tf1_decision(self, site: _Expr) -> Decision:
         """Keeps a TF1 site on TensorFlow's own `tf.compat.v1.mixed_precision` name (unchanged if it already is)."""
-        names = self.qualified(site)
-        if len(names) == 1 and next(iter(names)).startswith("tensorflow.compat.v1."):
+        name = self.qualified_one(site)
+        assert name is not None  # a site has one qualified name (`_SiteCollector._site`)
+        if name.startswith("tensorflow.compat.v1."):
             return ("keep", None)  # still exported by TensorFlow: nothing to change
-        return ("tf1", f"{_tf1.TF1_MODULE}.{next(iter(names)).rpartition('.')[2]}")
+        return ("tf1", f"{_tf1.TF1_MODULE}.{name.rpartition('.')[2]}")
 
     def _tf1_loss_scale_in(self, site: _Expr, kept: cst.CSTNode) -> bool:
         """Whether `site` builds the loss scale argument of a TF1 consumer that is itself left alone."""
         parent = self._parent(site)
-        names = self.qualified(site)
+        row = _mapping.BY_OLD_NAME.get(self.qualified_one(site) or "")
         return (
             isinstance(parent, cst.Call)
             and parent.func is site
-            and len(names) == 1
-            and _mapping.BY_OLD_NAME.get(next(iter(names))) is not None
-            and _mapping.BY_OLD_NAME[next(iter(names))].rule == "loss_scale"
+            and row is not None
+            and row.rule == "loss_scale"
             and _tf1.only_tf1_consumers(self, parent)
             and (grandparent := self._parent(parent)) is not None
             and self._parent(grandparent) is kept

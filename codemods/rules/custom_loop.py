@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst.metadata import Assignment
 
 from .. import _tf1
 from .. import _warnings as w
@@ -228,7 +227,7 @@ class CustomLoopRule(SiteScan):
             later = [
                 a
                 for a in scope.assignments[source.value]
-                if isinstance(a, Assignment) and self._position(a.node).start.line >= start
+                if a.node is not None and self._position(a.node).start.line >= start
             ]
             if len(scope.assignments[target]) != 1 or later:
                 raise _Unsafe(w.UNSCALED_GRADIENTS_USED)

@@ -20,10 +20,9 @@ class LossScaleRule(SiteScan):
         """Returns "FixedLossScale"/"DynamicLossScale" if `node` is a call to one of them."""
         if not isinstance(node, cst.Call):
             return None
-        names = self.qualified(node.func)
-        if len(names) != 1:
+        name = self.qualified_one(node.func)
+        if name is None:
             return None
-        (name,) = names
         row = _mapping.BY_OLD_NAME.get(name)
         if row is None or row.rule != "loss_scale":
             return None

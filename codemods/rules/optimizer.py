@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import BuiltinAssignment
 
 from .. import _warnings as w
 from .._scan import SiteScan
+from .._scopes import BuiltinBinding
 from .._values import _Expr, _LossScale, _Unsafe
 
 # Built-in optimizers whose constructor takes `loss_scale_factor` on Keras 3.
@@ -122,10 +122,10 @@ class OptimizerRule(SiteScan):
         """Returns the class name if `node` calls one of Keras 3's built-in optimizers, else None."""
         if not isinstance(node, cst.Call):
             return None
-        names = self.qualified(node.func)
-        if len(names) != 1:
+        name = self.qualified_one(node.func)
+        if name is None:
             return None
-        module, _, short = next(iter(names)).rpartition(".")
+        module, _, short = name.rpartition(".")
         return short if module in _OPTIMIZER_MODULES and short in _KERAS3_OPTIMIZERS else None
 
     def _is_inline_keras3_optimizer(self, node: _Expr) -> bool:
@@ -147,6 +147,6 @@ class OptimizerRule(SiteScan):
         if isinstance(value, cst.Float) or (isinstance(value, cst.Integer) and abs(value.evaluated_value) < 2**63):
             return value
         scope = self._scopes.get(site) or self._global
-        if any(not isinstance(binding, BuiltinAssignment) for binding in scope["float"]):
+        if any(not isinstance(binding, BuiltinBinding) for binding in scope["float"]):
             raise _Unsafe(w.NAME_CLASH)
         return cst.Call(func=cst.Name("float"), args=[cst.Arg(value=value)])

@@ -7,15 +7,14 @@ import os
 
 import libcst as cst
 import pytest
-from libcst.metadata import ExpressionContextProvider, MetadataWrapper
 
-from lossscale_compat.codemods import _scan
+from lossscale_compat.codemods import _scan, _scopes
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Node kinds whose fields libcst visits only when present (format specs, decorators, annotations,
 # defaults, star targets...), in both shapes, so that the per-class field order is tested on each.
-SHAPES = '''\
+SHAPES = """\
 import tensorflow as tf
 from tensorflow.keras import mixed_precision as mp
 x = f"{a}" f"{b!r:>{width}.{p}}" f"{c=}"
@@ -52,7 +51,7 @@ class C(Base, metaclass=M):
     def m(self): return super().m()
 def g[T: int, *Ts, **P](a: T) -> T: ...
 type Alias[K] = list[K]
-'''
+"""
 
 
 class _Fake:
@@ -87,21 +86,9 @@ def test_walk_matches_libcsts_visit(name, source):
     except (cst.ParserSyntaxError, ValueError):
         pytest.skip(f"this libcst cannot parse the newest syntax in {name}")
     (visit_fake, visited), (walk_fake, walked) = _both(module)
-    assert len(walk_fake._parents) == len(visit_fake._parents) > 0
-    assert all(walk_fake._parents.get(node) is parent for node, parent in visit_fake._parents.items())
+    named = {node: parent for node, parent in visit_fake._parents.items() if not _scopes.holds_no_name(node)}
+    assert len(walk_fake._parents) == len(named) > 0
+    assert all(walk_fake._parents.get(node) is parent for node, parent in named.items())
     assert [type(node).__name__ for node in walked.scanned] == [type(node).__name__ for node in visited.scanned]
     assert all(a is b for a, b in zip(walked.scanned, visited.scanned)) and walked.ends == visited.ends
     assert [id(node) for node in walk_fake.aliases] == [id(node) for node in visit_fake.aliases]
-
-
-@pytest.mark.parametrize("name, source", list(_sources()), ids=lambda value: value if len(value) < 60 else None)
-def test_name_contexts_match_libcsts_provider(name, source):
-    try:
-        module = cst.parse_module(source, config=cst.PartialParserConfig(python_version="3.12"))
-    except (cst.ParserSyntaxError, ValueError):
-        pytest.skip(f"this libcst cannot parse the newest syntax in {name}")
-    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ExpressionContextProvider)
-    expected = {node: context for node, context in theirs.items() if type(node) is cst.Name}
-    mine = _scan._name_contexts(module)
-    assert len(mine) == len(expected) > 0
-    assert all(mine.get(node) == context for node, context in expected.items())

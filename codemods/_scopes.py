@@ -1,0 +1,701 @@
+"""Scopes, bindings and name uses: the answers libcst's ScopeProvider gives, for what the codemod asks.
+
+One walk over the module records, per scope, each binding (assignment, import, def, class, parameter)
+with its position among the scope's bindings, and each use of a name, unresolved. Which bindings a use
+sees, and which uses a binding has, are worked out for one first name at a time, only when asked
+(`_Tracker.infer`): most names of a module are never asked about. The rules follow libcst's scope
+analysis (libcst 1.x, `libcst.metadata.scope_provider`), so the codemod's decisions do not change:
+
+- A use sees the bindings of its name in the nearest enclosing scope that has any, skipping class
+  scopes from inside nested functions; `global`/`nonlocal` redirect a name to the module or the
+  enclosing scope. In its own scope it sees only the bindings made before it, and if there are none,
+  those of the parent scope.
+- Bindings are ordered by a per-scope counter that moves on after each binding statement and after a
+  `for` target, as libcst's scope visitor counts them; the walk visits a function's parameters and body
+  before its decorators and return annotation, a class's decorators and bases before its body, and a
+  comprehension's first iterable outside its scope, in that visitor's order.
+- A dotted use (`a.b.c`) is a use of the longest dotted prefix that an import binds (`import a.b`),
+  else of its first name. String annotations are parsed, and their names are uses of the string.
+
+`tests/migrate/test_scopes.py` holds the answers to libcst's ScopeProvider over the corpus.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Collection, Iterator
+from typing import Any, Generic, TypeVar
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import QualifiedName, QualifiedNameSource
+
+from ._fields import _fields
+
+_T = TypeVar("_T")
+_LOCAL, _IMPORT, _BUILTIN = QualifiedNameSource.LOCAL, QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN
+
+
+class Access:
+    """One use of a name: the node (a Name, the dotted Attribute an import binds, or a string annotation)."""
+
+    __slots__ = ("_index", "node", "referents", "scope")
+
+    def __init__(self, node: cst.CSTNode, scope: Scope, index: int) -> None:
+        self.node = node
+        self.scope = scope
+        self._index = index
+        self.referents: dict[Binding, None] = {}
+        """The bindings this use may see (a dict used as an ordered set)."""
+
+
+class Binding:
+    """A name bound in a scope by `node` (a Name, Param, FunctionDef, ClassDef, Import or ImportFrom)."""
+
+    __slots__ = ("_index", "_references", "name", "node", "scope")
+
+    def __init__(self, name: str, scope: Scope, node: cst.CSTNode | None, index: int) -> None:
+        self.name = name
+        self.scope = scope
+        self.node = node
+        self._index = index
+        self._references: dict[Access, None] = {}
+
+    @property
+    def references(self) -> Collection[Access]:
+        """The uses that may see this binding."""
+        self.scope.tracker.infer(self.name.partition(".")[0])
+        return self._references.keys()
+
+    def qualified_names(self, full_name: str) -> set[QualifiedName]:
+        prefix = self.scope.name_prefix
+        return {QualifiedName(f"{prefix}.{full_name}" if prefix else full_name, _LOCAL)}
+
+    def _record_accesses(self, accesses: list[Access]) -> None:
+        earlier = []
+        for access in accesses:
+            if access.scope is not self.scope or self._index < access._index:
+                self._references[access] = None
+            else:
+                earlier.append(access)
+        if earlier and self.scope.parent is not self.scope:
+            for shadowed in self.scope.parent[self.name]:  # a use before this binding sees the parent's
+                shadowed._record_accesses(earlier)
+
+
+class BuiltinBinding(Binding):
+    """A builtin (`float`, `print`): what a name means when nothing in the module binds it."""
+
+    __slots__ = ()
+
+    def qualified_names(self, full_name: str) -> set[QualifiedName]:
+        return {QualifiedName(f"builtins.{self.name}", _BUILTIN)}
+
+
+class ImportBinding(Binding):
+    """A name bound by an import: its qualified name is the imported one."""
+
+    __slots__ = ()
+
+    def qualified_names(self, full_name: str) -> set[QualifiedName]:
+        node = self.node
+        assert isinstance(node, (cst.Import, cst.ImportFrom))
+        module = ""
+        if isinstance(node, cst.ImportFrom):
+            module = "." * len(node.relative) + (get_full_name_for_node(node.module) or "" if node.module else "")
+        out: set[QualifiedName] = set()
+        if isinstance(node.names, cst.ImportStar):
+            return out
+        for alias in node.names:
+            imported = get_full_name_for_node(alias.name)
+            if not imported:
+                continue
+            parts = imported.split(".")
+            for end in range(len(parts), 0, -1):  # `import a.b.c` binds `a.b.c`, `a.b` and `a`
+                real = ".".join(parts[:end])
+                local = alias.evaluated_alias if alias.asname is not None else real
+                if module:
+                    real = f"{module}{real}" if module.endswith(".") else f"{module}.{real}"
+                if local is None or not full_name.startswith(local):
+                    continue
+                rest = full_name[len(local) :]
+                if rest and not rest.startswith("."):
+                    continue
+                rest = rest.lstrip(".")
+                out.add(QualifiedName(f"{real}.{rest}" if rest else real, _IMPORT))
+                break
+        return out
+
+
+def _is_binding_node(node: cst.CSTNode, bound_by: cst.CSTNode | None) -> bool:
+    """Whether `node` is the binding made by `bound_by`, or an imported name in the import `bound_by`."""
+    if node is bound_by:
+        return True
+    if isinstance(bound_by, (cst.Import, cst.ImportFrom)) and not isinstance(bound_by.names, cst.ImportStar):
+        return any(
+            alias.name is node or (alias.asname is not None and alias.asname.name is node) for alias in bound_by.names
+        )
+    return False
+
+
+class _Lookup(Generic[_T]):
+    """Indexed by a name, or by a Name or Attribute node standing for its dotted name."""
+
+    __slots__ = ("_find",)
+
+    def __init__(self, find: Callable[[str], list[_T]]) -> None:
+        self._find = find
+
+    def __getitem__(self, key: str | cst.CSTNode) -> list[_T]:
+        name = key if isinstance(key, str) else get_full_name_for_node(key)
+        return self._find(name) if name is not None else []
+
+
+class Scope:
+    """The module, a function (or lambda), a class or a comprehension: the names bound in it, and their uses."""
+
+    def __init__(self, parent: Scope | None, tracker: _Tracker, name: str | None = None) -> None:
+        self.parent: Scope = parent if parent is not None else self
+        self.tracker = tracker
+        self.name = name
+        self._bindings: dict[str, dict[Binding, None]] = {}
+        self._count = 0
+        self._redirects: dict[str, Scope] = {}
+        self._uses_by_name: dict[str, list[Access]] = {}
+        self._uses_by_node: dict[cst.CSTNode, list[Access]] = {}
+        self.name_prefix = self._prefix()
+
+    def _prefix(self) -> str:
+        return ""
+
+    # --- recording (the walk)
+    def _target(self, name: str) -> Scope:
+        redirect = self._redirects.get(name)
+        if redirect is None:
+            return self
+        return self._next_visible(self, redirect)._target(name)
+
+    def bind(self, name: str, node: cst.CSTNode, kind: type[Binding] = Binding) -> None:
+        target = self._target(name)
+        target._bindings.setdefault(name, {})[kind(name, target, node, target._count)] = None
+
+    # --- lookup
+    def _visible_from(self, scope: Scope) -> bool:
+        return True
+
+    def _next_visible(self, start: Scope, first: Scope | None = None) -> Scope:
+        parent = first if first is not None else self.parent
+        while not parent._visible_from(start):
+            parent = parent.parent
+        return parent
+
+    def _resolve(self, name: str, start: Scope) -> Collection[Binding]:
+        redirect = self._redirects.get(name)
+        if redirect is not None:
+            return self._next_visible(start, redirect)._resolve(name, start)
+        bound = self._bindings.get(name)
+        if bound is not None:
+            return bound
+        return self._next_visible(start)._resolve(name, start)
+
+    def __contains__(self, name: str) -> bool:
+        redirect = self._redirects.get(name)
+        if redirect is not None:
+            return name in redirect
+        if self._bindings.get(name):
+            return True
+        return name in self._next_visible(self)
+
+    def __getitem__(self, name: str) -> Collection[Binding]:
+        """Every binding `name` may stand for here."""
+        return self._resolve(name, self)
+
+    @property
+    def assignments(self) -> _Lookup[Binding]:
+        """`scope.assignments[name]`: the bindings of a name (or of a Name node's) made in this scope itself."""
+        return _Lookup(self._bindings_of)
+
+    @property
+    def accesses(self) -> _Lookup[Access]:
+        """`scope.accesses[name]`: the uses of a name (dotted for an import's dotted binding) in this scope itself."""
+        return _Lookup(self._uses_of)
+
+    def _bindings_of(self, name: str) -> list[Binding]:
+        return list(self._bindings.get(name, ()))
+
+    def _uses_of(self, name: str) -> list[Access]:
+        self.tracker.infer(name.partition(".")[0])
+        return self._uses_by_name.get(name, [])
+
+    def get_qualified_names_for(self, node: cst.CSTNode) -> set[QualifiedName]:
+        """The qualified names `node` (a Name, Attribute or Call) may stand for: imported, local or builtin."""
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            full = get_full_name_for_node(node)
+            if full is not None:
+                self.tracker.infer(full.partition(".")[0])
+            uses = self._uses_by_node.get(node)
+            if uses:
+                return {
+                    name for use in uses for binding in use.referents for name in binding.qualified_names(binding.name)
+                }
+        return self._qualified_by_prefix(node)
+
+    def _qualified_by_prefix(self, node: cst.CSTNode) -> set[QualifiedName]:
+        full = get_full_name_for_node(node)
+        if full is None:
+            return set()
+        bindings: Collection[Binding] = ()
+        prefix: str | None = full
+        while prefix:
+            if prefix in self:
+                bindings = self[prefix]
+                break
+            dot = prefix.rfind(".")
+            prefix = prefix[:dot] if dot >= 0 else None
+        for binding in bindings:
+            if not isinstance(binding, BuiltinBinding) and _is_binding_node(node, binding.node):
+                return binding.qualified_names(full)
+        return {name for binding in bindings for name in binding.qualified_names(full)}
+
+
+class _BuiltinScope(Scope):
+    def _resolve(self, name: str, start: Scope) -> Collection[Binding]:
+        bound = self._bindings.get(name)
+        if bound is not None:
+            return bound
+        if hasattr(builtins, name):
+            bound = self._bindings[name] = {BuiltinBinding(name, self, None, -1): None}
+            return bound
+        return ()
+
+    def __contains__(self, name: str) -> bool:
+        return hasattr(builtins, name)
+
+
+class GlobalScope(Scope):
+    def __init__(self, tracker: _Tracker) -> None:
+        super().__init__(_BuiltinScope(None, tracker), tracker)
+
+
+class FunctionScope(Scope):
+    def _prefix(self) -> str:
+        return ".".join(filter(None, [self.parent.name_prefix, self.name, "<locals>"]))
+
+
+class ClassScope(Scope):
+    def _visible_from(self, scope: Scope) -> bool:
+        # A class body's names are not seen from the functions in it, only from its own type parameters.
+        return scope.parent is self and isinstance(scope, AnnotationScope)
+
+    def _prefix(self) -> str:
+        return ".".join(filter(None, [self.parent.name_prefix, self.name]))
+
+
+class ComprehensionScope(Scope):
+    def _prefix(self) -> str:
+        return ".".join(filter(None, [self.parent.name_prefix, "<comprehension>"]))
+
+
+class AnnotationScope(Scope):
+    """The scope of PEP 695 type parameters and type aliases."""
+
+    def _prefix(self) -> str:
+        return self.parent.name_prefix
+
+
+def _dotted_prefixes(node: cst.Attribute | cst.Name) -> Iterator[tuple[str, cst.Attribute | cst.Name]]:
+    """`a.b.c` -> ("a.b.c", node), ("a.b", ...), ("a", ...); through a call, from the called name."""
+    if isinstance(node, cst.Name):
+        yield node.value, node
+        return
+    value = node.value
+    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)):
+        yield from _dotted_prefixes(value.func)
+    elif isinstance(value, (cst.Attribute, cst.Name)):
+        inner = list(_dotted_prefixes(value))
+        if inner:
+            yield f"{inner[0][0]}.{node.attr.value}", node
+            yield from inner
+
+
+_LOAD, _STORE, _DEL, _NONE = 0, 1, 2, 3
+
+# Nodes after which a scope's binding counter moves on, as libcst's scope visitor counts them.
+_COUNTED = frozenset(
+    {
+        cst.AnnAssign,
+        cst.AsName,
+        cst.Assign,
+        cst.AugAssign,
+        cst.ClassDef,
+        cst.CompFor,
+        cst.FunctionDef,
+        cst.Global,
+        cst.Import,
+        cst.ImportFrom,
+        cst.NamedExpr,
+        cst.Nonlocal,
+        cst.Parameters,
+        cst.WithItem,
+        cst.TypeVar,
+        cst.TypeAlias,
+        cst.TypeVarTuple,
+        cst.ParamSpec,
+    }
+)
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+# Nodes that hold no name: whitespace, punctuation, operators, numbers.
+_NO_NAMES = (
+    cst.BaseParenthesizableWhitespace,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+    cst.Comment,
+    cst.Newline,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Comma,
+    cst.Dot,
+    cst.Colon,
+    cst.Semicolon,
+    cst.AssignEqual,
+    cst.BaseBinaryOp,
+    cst.BaseBooleanOp,
+    cst.BaseCompOp,
+    cst.BaseUnaryOp,
+    cst.BaseAugOp,
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+    cst.Asynchronous,
+    cst.ImportStar,
+    cst.Pass,
+    cst.Break,
+    cst.Continue,
+)
+_SKIP: dict[type, bool] = {}
+
+
+def holds_no_name(node: cst.CSTNode) -> bool:
+    """Whether `node` is whitespace, punctuation, an operator or a number: nothing a rule looks at."""
+    kind = type(node)
+    skip = _SKIP.get(kind)
+    if skip is None:
+        skip = _SKIP[kind] = issubclass(kind, _NO_NAMES)
+    return skip
+
+
+class _Tracker:
+    """Holds the uses recorded by the walk, unresolved, and resolves them one first name at a time."""
+
+    def __init__(self) -> None:
+        self.globals = GlobalScope(self)
+        self.scope_of: dict[cst.CSTNode, Scope] = {}
+        # first name -> [(scope, name node, index, enclosing dotted attribute, enclosing string annotation)]
+        self.unresolved: dict[str, list[tuple[Scope, cst.Name, int, Any, Any]]] = {}
+
+    def infer(self, root: str) -> None:
+        """Works out, for every use whose first name is `root`, what it sees, and the uses of each binding."""
+        raw = self.unresolved.pop(root, None)
+        if not raw:
+            return
+        groups: dict[tuple[Scope, str], list[Access]] = {}
+        for scope, name_node, index, dotted, string in raw:
+            node: cst.CSTNode = name_node
+            name = name_node.value
+            if dotted is not None:
+                for prefix, prefix_node in _dotted_prefixes(dotted):
+                    if prefix in scope:
+                        node, name = prefix_node, prefix
+                        break
+            if string is not None:
+                node = string
+            access = Access(node, scope, index)
+            groups.setdefault((scope, name), []).append(access)
+            seen = scope._resolve(name, scope)
+            earlier = [b for b in seen if b.scope is not scope or b._index < index]
+            if not earlier and seen and scope.parent is not scope:
+                earlier = list(scope.parent._resolve(name, scope))
+            for binding in earlier:
+                access.referents[binding] = None
+            scope._uses_by_name.setdefault(name, []).append(access)
+            scope._uses_by_node.setdefault(node, []).append(access)
+        for (scope, name), accesses in groups.items():
+            for binding in list(scope._resolve(name, scope)):
+                binding._record_accesses(accesses)
+
+
+class _Walk:
+    """The one walk that records scopes, bindings and uses, in the order libcst's scope visitor meets them."""
+
+    def __init__(self, tracker: _Tracker, typing_names: bool) -> None:
+        self.tracker = tracker
+        self.scope: Scope = tracker.globals
+        self.typing_names = typing_names
+        """Whether the module can name anything of `typing` (which changes where strings are annotations)."""
+        self.dotted: list[Any] = [None]  # the outermost attribute being walked, per call level
+        self.in_annotation = [False]
+        self.in_type_hint = [False]
+        self.literal_subscripts: set[cst.Subscript] = set()
+        self.string: cst.BaseString | None = None
+        self.all_uses = False  # inside a string annotation every name is a use
+
+    def leave(self, node: cst.CSTNode) -> None:
+        self.tracker.scope_of[node] = self.scope
+        if type(node) in _COUNTED:
+            self.scope._count += 1
+
+    def use(self, node: cst.Name) -> None:
+        self.tracker.unresolved.setdefault(node.value, []).append(
+            (self.scope, node, self.scope._count, self.dotted[-1], self.string)
+        )
+
+    def children(self, node: cst.CSTNode, context: int) -> None:
+        for field in _fields(node):
+            value = getattr(node, field)
+            if isinstance(value, cst.CSTNode):
+                self.visit(value, context)
+            elif isinstance(value, (tuple, list)):
+                for child in value:
+                    self.visit(child, context)
+
+    def visit(self, node: Any, context: int) -> None:
+        kind = type(node)
+        if holds_no_name(node):
+            return
+        if kind is cst.Name:
+            if context == _STORE and not self.all_uses:
+                self.scope.bind(node.value, node)
+            else:
+                self.use(node)
+        elif kind is cst.Attribute:
+            if self.dotted[-1] is None:
+                self.dotted[-1] = node
+            self.visit(node.value, _LOAD)
+            if self.dotted[-1] is node:
+                self.dotted[-1] = None
+        elif kind is cst.Call:
+            self.visit_call(node, context)
+            return
+        elif kind is cst.Arg:
+            self.visit(node.value, context)
+        elif kind is cst.Assign:
+            for target in node.targets:
+                self.visit(target, _STORE)
+            self.visit(node.value, context)
+        elif kind is cst.AnnAssign:
+            self.visit(node.target, _STORE)
+            self.visit(node.annotation, context)
+            if node.value is not None:
+                self.visit(node.value, context)
+        elif kind is cst.AugAssign or kind is cst.NamedExpr:
+            self.visit(node.target, _STORE)
+            self.visit(node.value, context)
+        elif kind is cst.AsName:
+            self.visit(node.name, _STORE)
+        elif kind is cst.Del:
+            self.visit(node.target, _DEL)
+        elif kind is cst.Subscript:
+            self.visit_subscript(node)
+            return
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            self.visit_import(node)
+        elif kind is cst.FunctionDef:
+            self.visit_function(node, context)
+        elif kind is cst.Lambda:
+            outer = self.scope
+            self.scope = FunctionScope(outer, self.tracker)
+            self.visit(node.params, context)
+            self.visit(node.body, context)
+            self.scope = outer
+        elif kind is cst.Param:
+            self.scope.bind(node.name.value, node)
+            self.tracker.scope_of[node.name] = self.scope
+            inner, self.scope = self.scope, self.scope.parent
+            for field in (node.default, node.annotation):
+                if field is not None:
+                    self.visit(field, context)
+            self.scope = inner
+        elif kind is cst.ClassDef:
+            self.visit_class(node, context)
+        elif kind is cst.Global or kind is cst.Nonlocal:
+            for item in node.names:
+                name = item.name.value
+                if kind is cst.Global and not isinstance(self.scope, GlobalScope):
+                    self.scope._redirects[name] = self.tracker.globals
+                elif kind is cst.Nonlocal:
+                    self.scope._redirects[name] = self.scope.parent
+        elif kind in _COMPREHENSIONS:
+            self.visit_comprehension(node, context)
+        elif kind is cst.For:
+            self.visit(node.target, _STORE)
+            self.scope._count += 1
+            self.visit(node.iter, context)
+            self.visit(node.body, context)
+            if node.orelse is not None:
+                self.visit(node.orelse, context)
+        elif kind is cst.CompFor:
+            self.visit(node.target, _STORE)
+            self.visit(node.iter, context)
+            for condition in node.ifs:
+                self.visit(condition, context)
+            if node.inner_for_in is not None:
+                self.visit(node.inner_for_in, context)
+        elif kind is cst.TypeAlias:
+            self.scope.bind(node.name.value, node)
+            outer = self.scope
+            self.scope = AnnotationScope(outer, self.tracker)
+            if node.type_parameters is not None:
+                self.visit(node.type_parameters, context)
+            self.visit(node.value, context)
+            self.scope = outer
+        elif kind is cst.TypeVar:
+            self.scope.bind(node.name.value, node)
+            if node.bound is not None:
+                self.visit(node.bound, _NONE)
+        elif kind is cst.TypeVarTuple or kind is cst.ParamSpec:
+            self.scope.bind(node.name.value, node)
+        elif kind is cst.Annotation:
+            self.in_annotation.append(True)
+            self.children(node, context)
+            self.in_annotation.pop()
+        elif kind is cst.SimpleString:
+            self.string_annotation(node)
+        elif kind is cst.ConcatenatedString:
+            if not self.string_annotation(node):
+                self.children(node, context)
+        else:
+            self.children(node, context)
+        self.leave(node)
+
+    def visit_call(self, node: cst.Call, context: int) -> None:
+        self.dotted.append(None)
+        self.in_type_hint.append(False)
+        names = {q.name for q in self.scope._qualified_by_prefix(node)} if self.typing_names else set()
+        if names & {"typing.NewType", "typing.TypeVar"}:
+            self.visit(node.func, context)
+            self.in_type_hint[-1] = True
+            for arg in node.args[1:]:
+                self.visit(arg, context)
+        elif "typing.cast" in names:
+            self.visit(node.func, context)
+            if node.args:
+                self.in_type_hint.append(True)
+                self.visit(node.args[0], context)
+                self.in_type_hint.pop()
+                for arg in node.args[1:]:
+                    self.visit(arg, context)
+        else:
+            self.children(node, context)
+        self.dotted.pop()
+        self.in_type_hint.pop()
+        self.leave(node)
+
+    def visit_subscript(self, node: cst.Subscript) -> None:
+        hint = False
+        if self.typing_names and isinstance(node.value, cst.Name):
+            names = {q.name for q in self.scope._qualified_by_prefix(node.value)}
+            hint = any(name.startswith(("typing.", "typing_extensions.")) for name in names)
+            if names & {"typing.Literal", "typing_extensions.Literal"}:
+                self.literal_subscripts.add(node)
+        self.in_type_hint.append(hint)
+        self.visit(node.value, _LOAD)
+        for element in node.slice:
+            self.visit(element, _LOAD)
+        self.in_type_hint.pop()
+        self.literal_subscripts.discard(node)
+        self.leave(node)
+
+    def string_annotation(self, node: cst.SimpleString | cst.ConcatenatedString) -> bool:
+        """Walks the code in a string annotation; returns whether `node` was one."""
+        if not (self.in_type_hint[-1] or self.in_annotation[-1]) or self.literal_subscripts:
+            return False
+        value = node.evaluated_value
+        if not value:
+            return False
+        outer, outer_all = self.string, self.all_uses
+        if outer is None:
+            self.string = node
+        self.all_uses = True
+        try:
+            self.visit(cst.parse_module(value), _NONE)
+        except cst.ParserSyntaxError:
+            pass
+        self.string, self.all_uses = outer, outer_all
+        return True
+
+    def visit_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            self.tracker.scope_of[alias] = self.scope
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(bound, (cst.Name, cst.Attribute)):
+                for name, _ in _dotted_prefixes(bound):
+                    self.scope.bind(name, node, ImportBinding)
+
+    def visit_function(self, node: cst.FunctionDef, context: int) -> None:
+        self.scope.bind(node.name.value, node)
+        self.tracker.scope_of[node.name] = self.scope
+        outer = self.scope
+        if node.type_parameters is not None:
+            self.scope = AnnotationScope(outer, self.tracker)
+            self.visit(node.type_parameters, context)
+        around = self.scope
+        self.scope = FunctionScope(around, self.tracker, node.name.value)
+        self.visit(node.params, context)
+        self.visit(node.body, context)
+        self.scope = around
+        for decorator in node.decorators:
+            self.visit(decorator, context)
+        if node.returns is not None:
+            self.visit(node.returns, context)
+        self.scope = outer
+
+    def visit_class(self, node: cst.ClassDef, context: int) -> None:
+        self.scope.bind(node.name.value, node)
+        self.tracker.scope_of[node.name] = self.scope
+        for decorator in node.decorators:
+            self.visit(decorator, context)
+        outer = self.scope
+        if node.type_parameters is not None:
+            self.scope = AnnotationScope(outer, self.tracker)
+            self.visit(node.type_parameters, context)
+        for base in node.bases:
+            self.visit(base, context)
+        for keyword in node.keywords:
+            self.visit(keyword, context)
+        self.scope = ClassScope(self.scope, self.tracker, node.name.value)
+        for statement in node.body.body:
+            self.visit(statement, context)
+        self.scope = outer
+
+    def visit_comprehension(self, node: Any, context: int) -> None:
+        first = node.for_in
+        self.visit(first.iter, context)
+        self.tracker.scope_of[first] = self.scope
+        outer = self.scope
+        self.scope = ComprehensionScope(outer, self.tracker)
+        self.visit(first.target, _STORE)
+        self.scope._count += 1
+        for condition in first.ifs:
+            self.visit(condition, context)
+        if first.inner_for_in is not None:
+            self.visit(first.inner_for_in, context)
+        if isinstance(node, cst.DictComp):
+            self.visit(node.key, context)
+            self.visit(node.value, context)
+        else:
+            self.visit(node.elt, context)
+        self.scope = outer
+
+
+def scopes(module: cst.Module, source: bytes | None = None) -> dict[cst.CSTNode, Scope]:
+    """Maps each node that can name something to its scope; the module maps to the `GlobalScope`."""
+    tracker = _Tracker()
+    typing_names = source is None or b"typing" in source
+    _Walk(tracker, typing_names).visit(module, _LOAD)
+    return tracker.scope_of
