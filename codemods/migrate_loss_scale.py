@@ -263,6 +263,17 @@ class MigrateLossScaleCommand(
             return ("keep", None)  # still exported by TensorFlow: nothing to change
         return ("tf1", f"{_tf1.TF1_MODULE}.{name.rpartition('.')[2]}")
 
+    def _tf1_optimizer_decision(self, site: _Expr, call: cst.Call | None) -> Decision:
+        """TF1's `MixedPrecisionLossScaleOptimizer` of a provably TF1 optimizer stays on TensorFlow's v1 name."""
+        try:
+            bound = _bind(call.args, ("opt", "loss_scale"), 2) if call is not None else None
+        except _Unsafe:
+            bound = None
+        if bound is None or _tf1.optimizer_kind(self, bound["opt"].value, cst.ensure_type(call, cst.Call)) != _tf1.TF1:
+            raise _Unsafe(w.TF1_LOSS_SCALE_OPTIMIZER)
+        self._tf1_consumers.add(cst.ensure_type(call, cst.Call))
+        return self._tf1_decision(site)
+
     def _tf1_loss_scale_in(self, site: _Expr, kept: cst.CSTNode) -> bool:
         """Whether `site` builds the loss scale argument of a TF1 consumer that is itself left alone."""
         parent = self._parent(site)
@@ -297,7 +308,7 @@ class MigrateLossScaleCommand(
                 return self._tf1_decision(site)
             return ("shim", row.shim)
         if row.rule == "tf1_optimizer":
-            raise _Unsafe(w.TF1_LOSS_SCALE_OPTIMIZER)
+            return self._tf1_optimizer_decision(site, call)
         if row.rule == "graph_rewrite_disable":
             return ("drop_call", self._disable_statement(call))
         if call is None:

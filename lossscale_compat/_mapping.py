@@ -53,7 +53,7 @@ RULES: tuple[str, ...] = (
     "get_layer_policy",  # get_layer_policy(layer) -> layer.dtype_policy
     "graph_rewrite",  # enable_mixed_precision_graph_rewrite(opt, ...) -> explicit wrap
     "graph_rewrite_disable",  # disable_mixed_precision_graph_rewrite() statement -> removed
-    "tf1_optimizer",  # TF1 MixedPrecisionLossScaleOptimizer: never rewritten, always a warning
+    "tf1_optimizer",  # TF1 MixedPrecisionLossScaleOptimizer: never rewritten; a warning unless its optimizer is TF1
 )
 
 

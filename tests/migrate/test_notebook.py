@@ -70,7 +70,7 @@ def test_notebook_warnings_name_their_cell():
         _code("import tensorflow as tf\n"),
         _markdown("tf.keras.mixed_precision.experimental"),
         _code("%matplotlib inline\nx = 1\no = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(o, s)"),
-        _code("y = 2\n\nz = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(o, t)"),
+        _code("y = 2\n\nz = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(p, t)"),
     ]
     result = migrate_notebook(_notebook(cells))
     assert result.status == "unchanged"

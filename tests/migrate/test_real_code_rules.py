@@ -207,7 +207,47 @@ def test_loss_scale_fed_to_the_tf1_loss_scale_optimizer_stays_tensorflows_class(
             return opt
         """,
         target,
-        codes=[w.TF1_KEPT_NOTE, w.TF1_LOSS_SCALE_OPTIMIZER],
+        codes=[w.TF1_KEPT_NOTE],
+    )
+
+
+@BOTH
+def test_the_tf1_loss_scale_optimizer_of_a_tf1_optimizer_stays_silently_through_a_horovod_wrap(target):
+    unchanged = """\
+        import horovod.tensorflow as hvd
+        import tensorflow as tf
+
+        def deep_optimizer(flags):
+            opt = tf.compat.v1.train.AdagradOptimizer(flags.learning_rate, initial_accumulator_value=0.1)
+            if flags.hvd:
+                opt = hvd.DistributedOptimizer(opt)
+            return tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, "dynamic")
+        """
+    check(
+        unchanged,
+        unchanged,
+        target,
+        codes=[],
+    )
+
+
+@BOTH
+def test_the_tf1_loss_scale_optimizer_of_a_parameter_or_an_unknown_wrapper_is_warned(target):
+    unchanged = """\
+        import tensorflow as tf
+
+        def wrap(opt):
+            return tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, "dynamic")
+
+        def deep_optimizer(flags):
+            opt = my_wrapper(tf.compat.v1.train.AdagradOptimizer(flags.learning_rate))
+            return tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer(opt, "dynamic")
+        """
+    check(
+        unchanged,
+        unchanged,
+        target,
+        codes=[w.TF1_LOSS_SCALE_OPTIMIZER, w.TF1_LOSS_SCALE_OPTIMIZER],
     )
 
 
@@ -318,14 +358,20 @@ def test_loss_scale_optimizer_stored_on_another_object_uses_the_keras_shim():
 @pytest.mark.parametrize(
     "body, expected",
     [
-        ("    return tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
-         "    return lossscale_compat.KerasLossScaleOptimizer(opt)\n"),
-        ("    wrapped = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
-         "    return hvd.DistributedOptimizer(wrapped)\n",
-         "    wrapped = lossscale_compat.KerasLossScaleOptimizer(opt)\n"
-         "    return hvd.DistributedOptimizer(wrapped)\n"),
-        ("    registry.add(tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic'))\n",
-         "    registry.add(lossscale_compat.KerasLossScaleOptimizer(opt))\n"),
+        (
+            "    return tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
+            "    return lossscale_compat.KerasLossScaleOptimizer(opt)\n",
+        ),
+        (
+            "    wrapped = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+            "    return hvd.DistributedOptimizer(wrapped)\n",
+            "    wrapped = lossscale_compat.KerasLossScaleOptimizer(opt)\n"
+            "    return hvd.DistributedOptimizer(wrapped)\n",
+        ),
+        (
+            "    registry.add(tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic'))\n",
+            "    registry.add(lossscale_compat.KerasLossScaleOptimizer(opt))\n",
+        ),
     ],
 )
 def test_loss_scale_optimizer_returned_or_passed_on_uses_the_keras_shim(body, expected):
