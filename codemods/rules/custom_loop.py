@@ -278,32 +278,32 @@ class CustomLoopRule(SiteScan):
         self._drop_statements.add(drop)
 
     def _unscaled_rewrite(self, call: cst.Call) -> tuple[list[cst.CSTNode], cst.Name | None, cst.CSTNode]:
-        """(uses to rename, the scaled-gradients name they take or None, the statement to drop); raises _Unsafe.
+        """(uses to rename, the scaled-gradients name they take or None, what to drop); raises _Unsafe.
 
-        The statement is `g = opt.get_unscaled_gradients(g)`, or an `if flag:` holding only that. Where `g`
-        is bound elsewhere too (`else: g = tape.gradient(loss, vs)`), the call itself is the one to replace,
-        by its argument.
+        What to drop is the statement `g = opt.get_unscaled_gradients(g)`, or an `if flag:` holding only
+        that; or, where the statement has to stay (`g` bound elsewhere too, the argument not a name, the
+        call inside `apply_gradients`), the call itself, which becomes its argument.
         """
+        receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
         assign = self._parent(call)
         line = self._parent(assign) if assign is not None else None
         block = self._parent(line) if line is not None else None
         source = call.args[0].value
+        if not (isinstance(assign, cst.Assign) and assign.value is call):
+            if self._inside_apply_gradients(call, receiver) and not _has_comment(call):
+                return [], None, call  # `opt.apply_gradients(zip(opt.get_unscaled_gradients(g), vs))`
+            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
         if not (
-            isinstance(assign, cst.Assign)
-            and len(assign.targets) == 1
+            len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name)
-            and isinstance(source, cst.Name)
             and isinstance(line, cst.SimpleStatementLine)
             and len(line.body) == 1
             and isinstance(block, (cst.IndentedBlock, cst.Module))
             and not _has_comment(line.body[0])
         ):
             raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
-        drop: cst.CSTNode = line
-        if len(block.body) == 1:
-            drop = self._lone_guard(block)
         target = assign.targets[0].target.value
-        receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
+        source_name = source.value if isinstance(source, cst.Name) else None
         scope = self._scopes[call]
         end = self._position(line).end.line
         start = self._position(line).start.line
@@ -313,7 +313,7 @@ class CustomLoopRule(SiteScan):
             if start <= position <= end:
                 continue
             if position < start:
-                if target != source.value:
+                if target != source_name:
                     raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
                 continue
             problem = self._use_problem(access.node, receiver)
@@ -322,21 +322,20 @@ class CustomLoopRule(SiteScan):
             uses.append(access.node)
         if not uses:
             raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
-        if target != source.value:
-            later = [
-                a
-                for a in scope.assignments[source.value]
-                if isinstance(a, Assignment) and self._position(a.node).start.line >= start
-            ]
-            if later:
-                raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
-            if len(scope.assignments[target]) != 1:
-                return [], None, call  # `g = scaled` in this branch, whatever the other branches bind
-            return uses, source, drop
-        return uses, None, drop
+        guard = line if len(block.body) > 1 else self._lone_guard(block)
+        if guard is not None and target == source_name:
+            return uses, None, guard
+        later = [
+            a
+            for a in scope.assignments[source_name or ""]
+            if isinstance(a, Assignment) and self._position(a.node).start.line >= start
+        ]
+        if guard is not None and isinstance(source, cst.Name) and not later and len(scope.assignments[target]) == 1:
+            return uses, source, guard
+        return [], None, call  # `g = scaled_g` in this branch, whatever the other branches bind
 
-    def _lone_guard(self, block: cst.IndentedBlock | cst.Module) -> cst.CSTNode:
-        """The `if flag:` whose whole body is `block`, to drop with it; raises _Unsafe if there is none.
+    def _lone_guard(self, block: cst.IndentedBlock | cst.Module) -> cst.If | None:
+        """The `if flag:` whose whole body is `block`, to drop with it, if there is one.
 
         Only a plain name or attribute test, no `else`, no comments and a statement beside it: dropping
         it then only skips the evaluation of a flag.
@@ -346,7 +345,7 @@ class CustomLoopRule(SiteScan):
         test = guard.test if isinstance(guard, cst.If) else None
         while isinstance(test, cst.Attribute):
             test = test.value
-        if not (
+        if (
             isinstance(guard, cst.If)
             and guard.orelse is None
             and isinstance(test, cst.Name)
@@ -354,8 +353,8 @@ class CustomLoopRule(SiteScan):
             and len(outer.body) > 1
             and not _has_comment(guard)
         ):
-            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
-        return guard
+            return guard
+        return None
 
     def _use_problem(self, node: cst.CSTNode, receiver: str) -> str | None:
         """None if this use of unscaled gradients only reaches `receiver.apply_gradients`, maybe through an
@@ -453,15 +452,21 @@ class CustomLoopRule(SiteScan):
         return _flow_of_calls(calls) or w.UNSCALED_GRADIENTS_USED
 
     def _inside_apply_gradients(self, node: cst.CSTNode, receiver: str) -> bool:
+        """Whether `node` is an argument of `receiver.apply_gradients`, as it is or through `zip`/`list`/`tuple`."""
         child, parent = node, self._parent(node)
-        while parent is not None and not isinstance(parent, (cst.BaseStatement, cst.Lambda)):
-            if (
-                isinstance(parent, cst.Call)
-                and child is not parent.func
-                and isinstance(parent.func, cst.Attribute)
-                and parent.func.attr.value == "apply_gradients"
-                and cst.Module(body=[]).code_for_node(parent.func.value) == receiver
-            ):
-                return True
+        while isinstance(parent, (cst.Arg, cst.Call)):
+            if isinstance(parent, cst.Call):
+                if child is parent.func:
+                    return False
+                if (
+                    isinstance(parent.func, cst.Attribute)
+                    and parent.func.attr.value == "apply_gradients"
+                    and cst.Module(body=[]).code_for_node(parent.func.value) == receiver
+                ):
+                    return True
+                if _called_name(parent) not in ("zip", "list", "tuple"):
+                    return False
+            elif parent.star == "**" or child is not parent.value:
+                return False
             child, parent = parent, self._parent(parent)
         return False
