@@ -199,7 +199,7 @@ class CustomLoopRule(SiteScan):
         ):
             try:
                 plans = [
-                    self._unscaled_rewrite(call)
+                    self._unscaled_rewrite(call, untraced=True)
                     for call, method in zip(calls, methods)
                     if method == "get_unscaled_gradients"
                 ]
@@ -277,12 +277,17 @@ class CustomLoopRule(SiteScan):
                 self._replace[node] = cst.Name(source.value)
         self._drop_statements.add(drop)
 
-    def _unscaled_rewrite(self, call: cst.Call) -> tuple[list[cst.CSTNode], cst.Name | None, cst.CSTNode]:
+    def _unscaled_rewrite(
+        self, call: cst.Call, untraced: bool = False
+    ) -> tuple[list[cst.CSTNode], cst.Name | None, cst.CSTNode]:
         """(uses to rename, the scaled-gradients name they take or None, what to drop); raises _Unsafe.
 
-        What to drop is the statement `g = opt.get_unscaled_gradients(g)`, or an `if flag:` holding only
-        that; or, where the statement has to stay (`g` bound elsewhere too, the argument not a name, the
-        call inside `apply_gradients`), the call itself, which becomes its argument.
+        What to drop is the statement `g = opt.get_unscaled_gradients(g)`. For an `untraced` receiver, whose
+        object the rewrite leaves as it is, it may also be an `if flag:` holding only that statement, or,
+        where the statement has to stay (`g` bound elsewhere too, the argument not a name, the call inside
+        `apply_gradients`), the call itself, which becomes its argument; and the gradients may pass through
+        an all-reduce. A traced optimizer becomes Keras 3's class, so its loop keeps the narrow rule: what
+        it leaves out stays on our class (LSC120), which also keeps TF 2.4's `iterations` and strategies.
         """
         receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
         assign = self._parent(call)
@@ -290,7 +295,7 @@ class CustomLoopRule(SiteScan):
         block = self._parent(line) if line is not None else None
         source = call.args[0].value
         if not (isinstance(assign, cst.Assign) and assign.value is call):
-            if self._inside_apply_gradients(call, receiver) and not _has_comment(call):
+            if untraced and self._inside_apply_gradients(call, receiver) and not _has_comment(call):
                 return [], None, call  # `opt.apply_gradients(zip(opt.get_unscaled_gradients(g), vs))`
             raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
         if not (
@@ -316,13 +321,13 @@ class CustomLoopRule(SiteScan):
                 if target != source_name:
                     raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
                 continue
-            problem = self._use_problem(access.node, receiver)
+            problem = self._use_problem(access.node, receiver, untraced)
             if problem is not None:
                 raise _Unsafe(problem)
             uses.append(access.node)
         if not uses:
             raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
-        guard = line if len(block.body) > 1 else self._lone_guard(block)
+        guard = line if len(block.body) > 1 else self._lone_guard(block) if untraced else None
         if guard is not None and target == source_name:
             return uses, None, guard
         later = [
@@ -332,6 +337,8 @@ class CustomLoopRule(SiteScan):
         ]
         if guard is not None and isinstance(source, cst.Name) and not later and len(scope.assignments[target]) == 1:
             return uses, source, guard
+        if not untraced:
+            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
         return [], None, call  # `g = scaled_g` in this branch, whatever the other branches bind
 
     def _lone_guard(self, block: cst.IndentedBlock | cst.Module) -> cst.If | None:
@@ -356,12 +363,12 @@ class CustomLoopRule(SiteScan):
             return guard
         return None
 
-    def _use_problem(self, node: cst.CSTNode, receiver: str) -> str | None:
-        """None if this use of unscaled gradients only reaches `receiver.apply_gradients`, maybe through an
-        all-reduce bound to a name; else the warning code for where it goes."""
+    def _use_problem(self, node: cst.CSTNode, receiver: str, reduces: bool = True) -> str | None:
+        """None if this use of unscaled gradients only reaches `receiver.apply_gradients` (if `reduces`, maybe
+        through an all-reduce bound to a name); else the warning code for where it goes."""
         if self._inside_apply_gradients(node, receiver):
             return None
-        reduced = self._all_reduced_into(node)
+        reduced = self._all_reduced_into(node) if reduces else None
         if reduced is not None:
             end = self._position(reduced).end.line
             later = [

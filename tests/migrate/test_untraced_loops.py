@@ -338,3 +338,41 @@ def test_second_run_over_a_rewritten_untraced_loop_is_silent_and_unchanged():
     )
     assert codes == [NOTE, NOTE] and "scale_loss(loss)" in first
     assert migrate(first) == (first, [])
+
+
+def test_gradients_clipped_inside_apply_gradients_are_not_taken_for_applied_ones():
+    source = """\
+        import tensorflow as tf
+
+        def train_step(optimizer, tape, loss, variables):
+            with tape:
+                scaled_loss = optimizer.get_scaled_loss(loss)
+            grads = optimizer.get_unscaled_gradients(tape.gradient(scaled_loss, variables))
+            optimizer.apply_gradients(zip([tf.clip_by_norm(g, 1.0) for g in grads], variables))
+        """
+    check(source, source, codes=[w.RECEIVER_NOT_PROVEN, w.GRADIENTS_CLIPPED])
+
+
+@pytest.mark.parametrize(
+    "unscale",
+    [
+        "grads = opt.get_unscaled_gradients(tape.gradient(scaled, variables))",
+        "grads = opt.get_unscaled_gradients(grads)\n    grads = [hvd.allreduce(g) for g in grads]",
+    ],
+)
+def test_a_traced_optimizer_keeps_the_narrow_rule_and_our_class(unscale):
+    """Its construction would become Keras 3's class (no `iterations` setter, other strategy handling), so only
+    the statement-dropping rewrite applies there; anything else keeps the file on our class (LSC120)."""
+    loop = f"""\
+def step(tape, loss, variables, grads=None):
+    with tape:
+        scaled = opt.get_scaled_loss(loss)
+    grads = tape.gradient(scaled, variables)
+    {unscale}
+    opt.apply_gradients(zip(grads, variables))
+"""
+    before = "import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n"
+    after = "import tensorflow as tf\nimport lossscale_compat\n\nopt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+    new, codes = migrate(before + loop)
+    assert new == after + loop
+    assert codes == [w.LOOP_SHIM_NOTE, w.UNSCALED_GRADIENTS_USED]
