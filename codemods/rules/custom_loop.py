@@ -11,7 +11,7 @@ from .. import _tf1
 from .. import _warnings as w
 from .._scan import SiteScan
 from .._state import Decision
-from .._values import _called_name, _calls_in, _Expr, _has_comment, _Unsafe
+from .._values import _called_name, _calls_in, _Expr, _has_comment, _root, _Unsafe
 from ..rules.optimizer import _LOOP_SHIM
 
 # Where unscaled gradients go besides `apply_gradients`, by the name of the function or method they are
@@ -30,6 +30,9 @@ _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
 _ALL_REDUCES = frozenset({"allreduce", "grouped_allreduce", "all_reduce"})
 _LINEAR_REDUCE_KEYWORDS = frozenset({"average", "name", "prescale_factor", "postscale_factor", "device_dense"})
 _LINEAR_REDUCE_OPS = frozenset({"Average", "Sum", "SUM", "MEAN"})
+# Where Keras 2's and tf_keras's LossScaleOptimizer live: code that checks `isinstance(opt, <one of them>)` is
+# written for a class without `scale_loss`, whose `apply_gradients` does not unscale.
+_KERAS2_LSO_MODULES = ("keras.src.mixed_precision.", "keras.mixed_precision.loss_scale_optimizer.", "tf_keras.")
 
 
 def _flow_of_calls(calls: Sequence[cst.Call]) -> str | None:
@@ -175,6 +178,7 @@ class CustomLoopRule(SiteScan):
                     owner = self._parent(block) if block is not None else None
                     if (
                         isinstance(node, cst.FunctionDef)
+                        and positional
                         and positional[0].name.value == root.value
                         and isinstance(owner, cst.ClassDef)
                     ):
@@ -196,6 +200,7 @@ class CustomLoopRule(SiteScan):
             "get_scaled_loss" in methods
             and "get_unscaled_gradients" in methods
             and all(len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None for call in calls)
+            and not any(self._checked_for_keras2s_class(call) for call in calls)
         ):
             try:
                 plans = [
@@ -215,6 +220,23 @@ class CustomLoopRule(SiteScan):
             self._warn(call, w.UNTRACED_LOOP_NOTE)
         for plan in plans:
             self._apply_unscaled(*plan)
+
+    def _checked_for_keras2s_class(self, call: cst.Call) -> bool:
+        """Whether `call` runs under `if isinstance(<its receiver>, <Keras 2's or tf_keras's LossScaleOptimizer>):`."""
+        receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
+        node = self._parent(call)
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            test = node.test if isinstance(node, cst.If) else None
+            if (
+                isinstance(test, cst.Call)
+                and _called_name(test) == "isinstance"
+                and len(test.args) == 2
+                and cst.Module(body=[]).code_for_node(test.args[0].value) == receiver
+                and any(name.startswith(_KERAS2_LSO_MODULES) for name in self.qualified(test.args[1].value))
+            ):
+                return True
+            node = self._parent(node)
+        return False
 
     def _untraced_flow(self, call: cst.Call) -> str | None:
         """Where unscaled gradients from an untraced optimizer go, if anywhere but its `apply_gradients`:
@@ -328,6 +350,8 @@ class CustomLoopRule(SiteScan):
         if not uses:
             raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
         guard = line if len(block.body) > 1 else self._lone_guard(block) if untraced else None
+        if guard is None and untraced and target == source_name:
+            guard = line  # its block keeps `pass`
         if guard is not None and target == source_name:
             return uses, None, guard
         later = [
@@ -344,18 +368,22 @@ class CustomLoopRule(SiteScan):
     def _lone_guard(self, block: cst.IndentedBlock | cst.Module) -> cst.If | None:
         """The `if flag:` whose whole body is `block`, to drop with it, if there is one.
 
-        Only a plain name or attribute test, no `else`, no comments and a statement beside it: dropping
-        it then only skips the evaluation of a flag.
+        Only a test of a dotted name (`amp`, `params.use_amp`) or `isinstance` of two, no `else`, no comments
+        and a statement beside it: dropping it then only skips reading a flag.
         """
         guard = self._parent(block)
         outer = self._parent(guard) if guard is not None else None
         test = guard.test if isinstance(guard, cst.If) else None
-        while isinstance(test, cst.Attribute):
-            test = test.value
+        tested: list[cst.CSTNode] = [test] if test is not None else []
+        if isinstance(test, cst.Call) and _called_name(test) == "isinstance" and len(test.args) == 2:
+            tested = [arg.value if arg.keyword is None and not arg.star else arg for arg in test.args]
         if (
             isinstance(guard, cst.If)
             and guard.orelse is None
-            and isinstance(test, cst.Name)
+            and tested
+            and all(
+                isinstance(_root(name), cst.Name) and isinstance(name, (cst.Name, cst.Attribute)) for name in tested
+            )
             and isinstance(outer, (cst.IndentedBlock, cst.Module))
             and len(outer.body) > 1
             and not _has_comment(guard)

@@ -1,4 +1,5 @@
-"""The issue 9 rewrites run on the installed TensorFlow: TF1 code kept on `tf.compat.v1`, and an escaping LSO."""
+"""The issue 9 rewrites run on the installed TensorFlow: TF1 code kept on `tf.compat.v1`, an escaping LSO, and an
+untraced custom loop rewritten for Keras 3."""
 
 from __future__ import annotations
 

@@ -376,3 +376,96 @@ def step(tape, loss, variables, grads=None):
     new, codes = migrate(before + loop)
     assert new == after + loop
     assert codes == [w.LOOP_SHIM_NOTE, w.UNSCALED_GRADIENTS_USED]
+
+
+def test_a_keyword_only_parameter_receiver_is_grouped_by_its_function():
+    check(
+        """\
+        class Trainer:
+            def step(self, *, opt, tape, loss, variables):
+                scaled = opt.get_scaled_loss(loss)
+                opt.apply_gradients(zip(opt.get_unscaled_gradients(tape.gradient(scaled, variables)), variables))
+        """,
+        """\
+        class Trainer:
+            def step(self, *, opt, tape, loss, variables):
+                scaled = opt.scale_loss(loss)
+                opt.apply_gradients(zip(tape.gradient(scaled, variables), variables))
+        """,
+        codes=[NOTE, NOTE],
+    )
+
+
+def test_an_isinstance_guard_of_the_unscaling_goes_with_it():
+    check(
+        """\
+        import tensorflow as tf
+
+        class Trainer:
+            def train_step(self, tape, loss, variables):
+                with tape:
+                    if isinstance(self.optimizer, tf.keras.mixed_precision.LossScaleOptimizer):
+                        loss = self.optimizer.get_scaled_loss(loss)
+                grads = tape.gradient(loss, variables)
+                if isinstance(self.optimizer, tf.keras.mixed_precision.LossScaleOptimizer):
+                    grads = self.optimizer.get_unscaled_gradients(grads)
+                self.optimizer.apply_gradients(zip(grads, variables))
+        """,
+        """\
+        import tensorflow as tf
+
+        class Trainer:
+            def train_step(self, tape, loss, variables):
+                with tape:
+                    if isinstance(self.optimizer, tf.keras.mixed_precision.LossScaleOptimizer):
+                        loss = self.optimizer.scale_loss(loss)
+                grads = tape.gradient(loss, variables)
+                self.optimizer.apply_gradients(zip(grads, variables))
+        """,
+        codes=[NOTE, NOTE],
+    )
+
+
+def test_a_guard_that_is_more_than_a_flag_keeps_its_block_as_pass():
+    check(
+        """\
+        def train_step(opt, tape, loss, variables, amp, step):
+            with tape:
+                scaled = opt.get_scaled_loss(loss) if amp else loss
+            grads = tape.gradient(scaled, variables)
+            if amp and step > 0:
+                grads = opt.get_unscaled_gradients(grads)
+            opt.apply_gradients(zip(grads, variables))
+        """,
+        """\
+        def train_step(opt, tape, loss, variables, amp, step):
+            with tape:
+                scaled = opt.scale_loss(loss) if amp else loss
+            grads = tape.gradient(scaled, variables)
+            if amp and step > 0:
+                pass
+            opt.apply_gradients(zip(grads, variables))
+        """,
+        codes=[NOTE, NOTE],
+    )
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["keras.src.mixed_precision", "keras.mixed_precision", "tf_keras.src.mixed_precision"],
+)
+def test_a_loop_checked_for_keras_2s_own_class_is_left_warned(module):
+    """Written for Keras 2's or tf_keras's class, which has no `scale_loss` and does not unscale in `apply_gradients`."""
+    source = f"""\
+        from {module} import loss_scale_optimizer
+
+        def train_step(model, tape, loss, variables):
+            with tape:
+                if isinstance(model.optimizer, loss_scale_optimizer.LossScaleOptimizer):
+                    loss = model.optimizer.get_scaled_loss(loss)
+            grads = tape.gradient(loss, variables)
+            if isinstance(model.optimizer, loss_scale_optimizer.LossScaleOptimizer):
+                grads = model.optimizer.get_unscaled_gradients(grads)
+            model.optimizer.apply_gradients(zip(grads, variables))
+        """
+    check(source, source, codes=[w.RECEIVER_NOT_PROVEN, w.RECEIVER_NOT_PROVEN])
