@@ -39,6 +39,7 @@ GRAPH_REWRITE_KIND_UNKNOWN = "LSC128"
 SCALE_READ_NOT_PROVEN = "LSC130"
 POLICY_NO_LOSS_SCALE = "LSC131"
 CLASS_SHIM_NOTE = "LSC132"
+UNTRACED_LOOP_NOTE = "LSC133"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -75,8 +76,9 @@ MESSAGES = {
     UNSCALED_GRADIENTS_USED: (
         "These unscaled gradients are used other than by `apply_gradients` of the same optimizer, "
         "where Keras 3's class would see different values, so the file keeps TF 2.4's contract "
-        "(LSC120) and this call stays. To move to Keras 3 by hand: pass `apply_gradients` the scaled "
-        "gradients (it unscales them itself) and divide any other use by `optimizer.dynamic_scale`."
+        "(LSC120, LSC129, or an optimizer built in another module) and this call stays. To move to Keras 3 "
+        "by hand: pass `apply_gradients` the scaled gradients (it unscales them itself) and divide any other "
+        "use by `optimizer.dynamic_scale`."
     ),
     UNSUPPORTED_USE: (
         "The codemod has no rule for this use of a TF 2.4 mixed-precision name, so it was left "
@@ -92,9 +94,12 @@ MESSAGES = {
     ),
     RECEIVER_NOT_PROVEN: (
         "This object is not provably a LossScaleOptimizer built from a TF 2.4 API in this scope "
-        "(a parameter, an attribute or a rebound name), so the call was left alone. Instead, check "
-        "it is a loss-scale optimizer and rewrite it by hand: `get_scaled_loss` becomes "
-        "`scale_loss`, and Keras 3's `apply_gradients` unscales by itself."
+        "(a parameter, an attribute or a rebound name), and its custom loop could not be rewritten as a "
+        "whole: that needs both `get_scaled_loss` and `get_unscaled_gradients` on the same object in the "
+        "same class or function, each with one argument, and the unscaled gradients bound to a name that "
+        "only its `apply_gradients` reads. So the call was left alone. Instead, check it is a loss-scale "
+        "optimizer and rewrite it by hand: `get_scaled_loss` becomes `scale_loss`, and Keras 3's "
+        "`apply_gradients` unscales by itself."
     ),
     FIXED_SCALE_NOT_EQUIVALENT: (
         "On Keras 3 `loss_scale_factor` is not equivalent to this fixed loss scale, so the call "
@@ -225,6 +230,15 @@ MESSAGES = {
         "(`loss_scale=`) and keeps TF 2.4's behaviour. To move on, call `keras.mixed_precision.LossScaleOptimizer` "
         "with the modern keyword arguments where the class is called."
     ),
+    UNTRACED_LOOP_NOTE: (
+        "This object was not traced to its construction (a parameter, an attribute or a rebound name), but "
+        "only loss-scale optimizers have `get_scaled_loss`/`get_unscaled_gradients`, and its unscaled "
+        "gradients only reach its own `apply_gradients`, so the loop was rewritten for Keras 3: "
+        "`get_scaled_loss` became `scale_loss` and `get_unscaled_gradients` was dropped, because "
+        "`apply_gradients` unscales by itself. That is right for Keras 3's `LossScaleOptimizer` and for "
+        "lossscale_compat's `LossScaleOptimizer`/`KerasLossScaleOptimizer`. Check the object is one of "
+        "them (not a project's own class with these method names)."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -257,6 +271,7 @@ NOTE_CODES = frozenset(
         TF1_KEPT_NOTE,
         ESCAPING_SHIM_NOTE,
         CLASS_SHIM_NOTE,
+        UNTRACED_LOOP_NOTE,
     }
 )
 

@@ -241,8 +241,7 @@ class MigrateLossScaleCommand(
             loops_kept or ((loops or self._other_scale_reads) and _tf1.builds_shim_optimizer(self))
         )
         if self.target == "keras3" and not on_shim:
-            for call in loops:
-                self._plan_loop(call)
+            self._plan_loops(loops)
         if self.target == "keras3" and sites:
             for read in self._optimizer_scale_reads:
                 self._plan_scale_read(read)
@@ -469,9 +468,11 @@ class MigrateLossScaleCommand(
                         self._carry[statement] = carried
                         carried = []
                     continue
-                assert isinstance(statement, cst.SimpleStatementLine)  # only whole lines are dropped
+                assert isinstance(statement, (cst.SimpleStatementLine, cst.If))  # whole lines, or an `if` of one
                 carried = carried + list(statement.leading_lines)
-                comment = statement.trailing_whitespace.comment
+                comment = None
+                if isinstance(statement, cst.SimpleStatementLine):
+                    comment = statement.trailing_whitespace.comment
                 if comment is not None and not _PRAGMA_RE.match(comment.value):
                     carried.append(cst.EmptyLine(indent=True, comment=comment))
             if carried:
@@ -499,6 +500,8 @@ class MigrateLossScaleCommand(
         def updated(arg: cst.Arg) -> cst.Arg:
             return updated_node.args[index[id(arg)]]
 
+        if plan[0] == "argument":  # `opt.get_unscaled_gradients(g)` -> `g`
+            return updated_node.args[0].value
         if plan[0] == "layer_policy":
             value = updated(plan[1]).value
             if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
@@ -538,6 +541,11 @@ class MigrateLossScaleCommand(
         if original_node in self._drop_statements:
             return cst.RemovalSentinel.REMOVE
         return self._leave_small_statements(original_node, updated_node)
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If | cst.RemovalSentinel:
+        if original_node in self._drop_statements:  # an `if flag:` that only held a dropped line
+            return cst.RemovalSentinel.REMOVE
+        return updated_node
 
     def leave_SimpleStatementSuite(
         self, original_node: cst.SimpleStatementSuite, updated_node: cst.SimpleStatementSuite

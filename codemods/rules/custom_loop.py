@@ -10,7 +10,7 @@ from .. import _tf1
 from .. import _warnings as w
 from .._scan import SiteScan
 from .._state import Decision
-from .._values import _called_name, _calls_in, _Expr, _has_comment, _Unsafe
+from .._values import _called_name, _calls_in, _Expr, _has_comment, _root, _Unsafe
 from ..rules.optimizer import _LOOP_SHIM
 
 # Where unscaled gradients go besides `apply_gradients`, by the name of the function or method they are
@@ -24,6 +24,14 @@ _GRADIENT_FLOWS = (
 _FLOW_CODES = frozenset(code for _, code in _GRADIENT_FLOWS)
 
 _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+# All-reduces the unscaled gradients may pass through on their way to `apply_gradients`: they sum or average,
+# so they commute with the division by the loss scale (Horovod's `compression=` is excluded: fp16 could overflow).
+_ALL_REDUCES = frozenset({"allreduce", "grouped_allreduce", "all_reduce"})
+_LINEAR_REDUCE_KEYWORDS = frozenset({"average", "name", "prescale_factor", "postscale_factor", "device_dense"})
+_LINEAR_REDUCE_OPS = frozenset({"Average", "Sum", "SUM", "MEAN"})
+# Where Keras 2's and tf_keras's LossScaleOptimizer live: code that checks `isinstance(opt, <one of them>)` is
+# written for a class without `scale_loss`, whose `apply_gradients` does not unscale.
+_KERAS2_LSO_MODULES = ("keras.src.mixed_precision.", "keras.mixed_precision.loss_scale_optimizer.", "tf_keras.")
 
 
 def _flow_of_calls(calls: Sequence[cst.Call]) -> str | None:
@@ -118,13 +126,22 @@ class CustomLoopRule(SiteScan):
             return unsafe.code
         return None
 
+    def _plan_loops(self, loops: list[cst.Call]) -> None:
+        """Plans the Keras 3 custom-loop rewrites: per call on a traced optimizer, per receiver on an untraced one."""
+        groups: dict[tuple[str, cst.CSTNode], list[cst.Call]] = {}
+        for call in loops:
+            receiver = cst.ensure_type(call.func, cst.Attribute).value
+            if self._is_migrated_optimizer(receiver):
+                self._plan_loop(call)
+            else:
+                groups.setdefault(self._receiver_key(call, receiver), []).append(call)
+        for calls in groups.values():
+            self._plan_untraced(calls)
+
     def _plan_loop(self, call: cst.Call) -> None:
-        """Plans the Keras 3 custom-loop rewrites for one `x.get_*scaled*` call."""
+        """Plans the Keras 3 custom-loop rewrites for one `x.get_*scaled*` call on a migrated optimizer."""
         assert isinstance(call.func, cst.Attribute)
         method = call.func.attr.value
-        if not self._is_migrated_optimizer(call.func.value):
-            self._warn(call, self._untraced_flow(call) or w.RECEIVER_NOT_PROVEN)
-            return
         if len(call.args) != 1 or call.args[0].star or call.args[0].keyword is not None:
             self._warn(call, w.BAD_ARGUMENTS)
             return
@@ -136,25 +153,114 @@ class CustomLoopRule(SiteScan):
         except _Unsafe as unsafe:
             self._warn(call, unsafe.code)
 
+    def _receiver_key(self, call: cst.Call, receiver: _Expr) -> tuple[str, cst.CSTNode]:
+        """The receiver's text and owner: its class for `self.x`, else the function (or module) it is read in.
+
+        Calls with the same key are taken to be on the same object. A receiver that is not a dotted name
+        (`make().get_scaled_loss`) gets a key of its own.
+        """
+        text = cst.Module(body=[]).code_for_node(receiver)
+        root = receiver
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return text, call
+        node = self._parent(call)
+        function: cst.CSTNode | None = None
+        while node is not None:
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                function = function or node
+                positional = [*node.params.posonly_params, *node.params.params]
+                named = [*positional, *node.params.kwonly_params]
+                if any(param.name.value == root.value for param in named):
+                    block = self._parent(node)
+                    owner = self._parent(block) if block is not None else None
+                    if (
+                        isinstance(node, cst.FunctionDef)
+                        and positional
+                        and positional[0].name.value == root.value
+                        and isinstance(owner, cst.ClassDef)
+                    ):
+                        return text, owner
+                    return text, node
+            node = self._parent(node)
+        return text, function or self._module
+
+    def _plan_untraced(self, calls: list[cst.Call]) -> None:
+        """Rewrites one untraced receiver's loop calls for Keras 3 all together, or warns at each of them.
+
+        Only loss-scale optimizers have these methods, and Keras 3's class and ours both unscale in
+        `apply_gradients` when `get_unscaled_gradients` was not called; half a group rewritten would call
+        `scale_loss` and `get_unscaled_gradients` on one object, which Keras 3's class cannot run.
+        """
+        methods = [cst.ensure_type(call.func, cst.Attribute).attr.value for call in calls]
+        plans = None
+        if (
+            "get_scaled_loss" in methods
+            and "get_unscaled_gradients" in methods
+            and all(len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None for call in calls)
+            and not any(self._checked_for_keras2s_class(call) for call in calls)
+        ):
+            try:
+                plans = [
+                    self._unscaled_rewrite(call, untraced=True)
+                    for call, method in zip(calls, methods)
+                    if method == "get_unscaled_gradients"
+                ]
+            except _Unsafe:
+                plans = None
+        if plans is None:
+            for call in calls:
+                self._warn(call, self._untraced_flow(call) or w.RECEIVER_NOT_PROVEN)
+            return
+        for call, method in zip(calls, methods):
+            if method == "get_scaled_loss":
+                self._replace[call.func] = ("attr", "scale_loss")
+            self._warn(call, w.UNTRACED_LOOP_NOTE)
+        for plan in plans:
+            self._apply_unscaled(*plan)
+
+    def _checked_for_keras2s_class(self, call: cst.Call) -> bool:
+        """Whether `call` runs under `if isinstance(<its receiver>, <Keras 2's or tf_keras's LossScaleOptimizer>):`."""
+        receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
+        node = self._parent(call)
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            test = node.test if isinstance(node, cst.If) else None
+            if (
+                isinstance(test, cst.Call)
+                and _called_name(test) == "isinstance"
+                and len(test.args) == 2
+                and cst.Module(body=[]).code_for_node(test.args[0].value) == receiver
+                and any(name.startswith(_KERAS2_LSO_MODULES) for name in self.qualified(test.args[1].value))
+            ):
+                return True
+            node = self._parent(node)
+        return False
+
     def _untraced_flow(self, call: cst.Call) -> str | None:
-        """Where unscaled gradients from an untraced optimizer go (clipping, a norm, accumulation, logging), if
-        anywhere Keras 3's contract would change: that code's advice, not LSC113's, fits the call."""
+        """Where unscaled gradients from an untraced optimizer go, if anywhere but its `apply_gradients`:
+        clipping, a norm, accumulation or logging (that code's advice, not LSC113's, fits the call), else
+        LSC107 for any other use after the call."""
         assign = self._parent(call)
+        line = self._parent(assign) if assign is not None else None
         if not (
             cst.ensure_type(call.func, cst.Attribute).attr.value == "get_unscaled_gradients"
             and isinstance(assign, cst.Assign)
             and len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name)
+            and line is not None
         ):
             return None
         target = assign.targets[0].target
         receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
-        for access in self._scopes[call].accesses[target.value]:
-            if access.node is not target and not self._inside_apply_gradients(access.node, receiver):
-                code = self._gradient_flow(access.node)
-                if code in _FLOW_CODES:
-                    return code
-        return None
+        end = self._position(line).end.line
+        codes = [
+            code
+            for access in self._scopes[call].accesses[target.value]
+            if self._position(access.node).start.line > end
+            and (code := self._use_problem(access.node, receiver)) is not None
+        ]
+        return next((code for code in codes if code in _FLOW_CODES), codes[0] if codes else None)
 
     def _plan_other_scale_read(self, read: cst.Attribute) -> None:
         """`opt.loss_scale` on Keras 3: renamed where `opt` is provably Keras 3's class, else warned."""
@@ -180,32 +286,50 @@ class CustomLoopRule(SiteScan):
         self._warn(read, w.SCALE_READ_NOTE)
 
     def _plan_unscaled(self, call: cst.Call) -> None:
-        uses, source, line = self._unscaled_rewrite(call)
+        self._apply_unscaled(*self._unscaled_rewrite(call))
+
+    def _apply_unscaled(self, uses: list[cst.CSTNode], source: cst.Name | None, drop: cst.CSTNode) -> None:
+        """Renames `uses` to `source` and drops the statement `drop`; a call `drop` becomes its argument."""
+        if isinstance(drop, cst.Call):
+            self._replace[drop] = ("argument",)
+            return
         if source is not None:
             for node in uses:
-                self._replace[node] = cst.Name(source)
-        self._drop_statements.add(line)
+                self._replace[node] = cst.Name(source.value)
+        self._drop_statements.add(drop)
 
-    def _unscaled_rewrite(self, call: cst.Call) -> tuple[list[cst.CSTNode], str | None, cst.SimpleStatementLine]:
-        """(uses to rename, the scaled-gradients name they take or None, the line to drop); raises _Unsafe."""
+    def _unscaled_rewrite(
+        self, call: cst.Call, untraced: bool = False
+    ) -> tuple[list[cst.CSTNode], cst.Name | None, cst.CSTNode]:
+        """(uses to rename, the scaled-gradients name they take or None, what to drop); raises _Unsafe.
+
+        What to drop is the statement `g = opt.get_unscaled_gradients(g)`. For an `untraced` receiver, whose
+        object the rewrite leaves as it is, it may also be an `if flag:` holding only that statement, or,
+        where the statement has to stay (`g` bound elsewhere too, the argument not a name, the call inside
+        `apply_gradients`), the call itself, which becomes its argument; and the gradients may pass through
+        an all-reduce. A traced optimizer becomes Keras 3's class, so its loop keeps the narrow rule: what
+        it leaves out stays on our class (LSC120), which also keeps TF 2.4's `iterations` and strategies.
+        """
+        receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
         assign = self._parent(call)
         line = self._parent(assign) if assign is not None else None
         block = self._parent(line) if line is not None else None
         source = call.args[0].value
+        if not (isinstance(assign, cst.Assign) and assign.value is call):
+            if untraced and self._inside_apply_gradients(call, receiver) and not _has_comment(call):
+                return [], None, call  # `opt.apply_gradients(zip(opt.get_unscaled_gradients(g), vs))`
+            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
         if not (
-            isinstance(assign, cst.Assign)
-            and len(assign.targets) == 1
+            len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name)
-            and isinstance(source, cst.Name)
             and isinstance(line, cst.SimpleStatementLine)
             and len(line.body) == 1
             and isinstance(block, (cst.IndentedBlock, cst.Module))
-            and len(block.body) > 1
             and not _has_comment(line.body[0])
         ):
             raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
         target = assign.targets[0].target.value
-        receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
+        source_name = source.value if isinstance(source, cst.Name) else None
         scope = self._scopes[call]
         end = self._position(line).end.line
         start = self._position(line).start.line
@@ -215,24 +339,127 @@ class CustomLoopRule(SiteScan):
             if start <= position <= end:
                 continue
             if position < start:
-                if target != source.value:
+                if target != source_name:
                     raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
                 continue
-            if not self._inside_apply_gradients(access.node, receiver):
-                raise _Unsafe(self._gradient_flow(access.node))
+            problem = self._use_problem(access.node, receiver, untraced)
+            if problem is not None:
+                raise _Unsafe(problem)
             uses.append(access.node)
         if not uses:
             raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
-        if target != source.value:
+        guard = line if len(block.body) > 1 else self._lone_guard(block) if untraced else None
+        if guard is None and untraced and target == source_name:
+            guard = line  # its block keeps `pass`
+        if guard is not None and target == source_name:
+            return uses, None, guard
+        later = [
+            a
+            for a in scope.assignments[source_name or ""]
+            if a.node is not None and self._position(a.node).start.line >= start
+        ]
+        if guard is not None and isinstance(source, cst.Name) and not later and len(scope.assignments[target]) == 1:
+            return uses, source, guard
+        if not untraced:
+            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+        return [], None, call  # `g = scaled_g` in this branch, whatever the other branches bind
+
+    def _lone_guard(self, block: cst.IndentedBlock | cst.Module) -> cst.If | None:
+        """The `if flag:` whose whole body is `block`, to drop with it, if there is one.
+
+        Only a test of a dotted name (`amp`, `params.use_amp`) or `isinstance` of two, no `else`, no comments
+        and a statement beside it: dropping it then only skips reading a flag.
+        """
+        guard = self._parent(block)
+        outer = self._parent(guard) if guard is not None else None
+        test = guard.test if isinstance(guard, cst.If) else None
+        tested: list[cst.CSTNode] = [test] if test is not None else []
+        if isinstance(test, cst.Call) and _called_name(test) == "isinstance" and len(test.args) == 2:
+            tested = [arg.value if arg.keyword is None and not arg.star else arg for arg in test.args]
+        if (
+            isinstance(guard, cst.If)
+            and guard.orelse is None
+            and tested
+            and all(
+                isinstance(_root(name), cst.Name) and isinstance(name, (cst.Name, cst.Attribute)) for name in tested
+            )
+            and isinstance(outer, (cst.IndentedBlock, cst.Module))
+            and len(outer.body) > 1
+            and not _has_comment(guard)
+        ):
+            return guard
+        return None
+
+    def _use_problem(self, node: cst.CSTNode, receiver: str, reduces: bool = True) -> str | None:
+        """None if this use of unscaled gradients only reaches `receiver.apply_gradients` (if `reduces`, maybe
+        through an all-reduce bound to a name); else the warning code for where it goes."""
+        if self._inside_apply_gradients(node, receiver):
+            return None
+        reduced = self._all_reduced_into(node) if reduces else None
+        if reduced is not None:
+            end = self._position(reduced).end.line
             later = [
-                a
-                for a in scope.assignments[source.value]
-                if a.node is not None and self._position(a.node).start.line >= start
+                access.node
+                for access in self._scopes[reduced].accesses[reduced.value]
+                if self._position(access.node).start.line > end
             ]
-            if len(scope.assignments[target]) != 1 or later:
-                raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
-            return uses, source.value, line
-        return uses, None, line
+            if later and all(self._inside_apply_gradients(use, receiver) for use in later):
+                return None
+        return self._gradient_flow(node)
+
+    def _all_reduced_into(self, node: cst.CSTNode) -> cst.Name | None:
+        """The name bound to `hvd.allreduce(g)`, `[hvd.allreduce(x) for x in g]` or `ctx.all_reduce(op, g)`
+        when `node` is that `g`, else None."""
+        parent = self._parent(node)
+        value: cst.CSTNode | None = None
+        if isinstance(parent, cst.Arg) and parent.value is node:
+            call = self._parent(parent)
+            if isinstance(call, cst.Call) and self._linear_reduce(call, parent):
+                value = call
+        elif isinstance(parent, cst.CompFor) and parent.iter is node and isinstance(parent.target, cst.Name):
+            comp = self._parent(parent)
+            element = getattr(comp, "elt", None)
+            if (
+                isinstance(comp, (cst.ListComp, cst.GeneratorExp))
+                and parent.inner_for_in is None
+                and not parent.ifs
+                and isinstance(element, cst.Call)
+                and any(
+                    isinstance(arg.value, cst.Name)
+                    and arg.value.value == parent.target.value
+                    and self._linear_reduce(element, arg)
+                    for arg in element.args
+                )
+            ):
+                value = comp
+        assign = self._parent(value) if value is not None else None
+        if (
+            isinstance(assign, cst.Assign)
+            and assign.value is value
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+        ):
+            return assign.targets[0].target
+        return None
+
+    @staticmethod
+    def _linear_reduce(call: cst.Call, arg: cst.Arg) -> bool:
+        """Whether `call` sums or averages `arg` across workers (a Horovod or tf.distribute all-reduce)."""
+        name = _called_name(call)
+        if name not in _ALL_REDUCES or arg.star or arg.keyword is not None:
+            return False
+        others = [other for other in call.args if other is not arg]
+        if name == "all_reduce" and others and others[0] is call.args[0] and others[0].keyword is None:
+            others = others[1:]  # tf.distribute's `all_reduce(reduce_op, value)`: a ReduceOp is SUM or MEAN
+        for other in others:
+            if other.star or other.keyword is None:
+                return False
+            if other.keyword.value == "op":
+                if not (isinstance(other.value, cst.Attribute) and other.value.attr.value in _LINEAR_REDUCE_OPS):
+                    return False
+            elif other.keyword.value not in _LINEAR_REDUCE_KEYWORDS:
+                return False
+        return True
 
     def _gradient_flow(self, node: cst.CSTNode) -> str:
         """The warning code for where a use of unscaled gradients goes: clipping, a norm, accumulation, logging."""
@@ -259,15 +486,21 @@ class CustomLoopRule(SiteScan):
         return _flow_of_calls(calls) or w.UNSCALED_GRADIENTS_USED
 
     def _inside_apply_gradients(self, node: cst.CSTNode, receiver: str) -> bool:
+        """Whether `node` is an argument of `receiver.apply_gradients`, as it is or through `zip`/`list`/`tuple`."""
         child, parent = node, self._parent(node)
-        while parent is not None and not isinstance(parent, (cst.BaseStatement, cst.Lambda)):
-            if (
-                isinstance(parent, cst.Call)
-                and child is not parent.func
-                and isinstance(parent.func, cst.Attribute)
-                and parent.func.attr.value == "apply_gradients"
-                and cst.Module(body=[]).code_for_node(parent.func.value) == receiver
-            ):
-                return True
+        while isinstance(parent, (cst.Arg, cst.Call)):
+            if isinstance(parent, cst.Call):
+                if child is parent.func:
+                    return False
+                if (
+                    isinstance(parent.func, cst.Attribute)
+                    and parent.func.attr.value == "apply_gradients"
+                    and cst.Module(body=[]).code_for_node(parent.func.value) == receiver
+                ):
+                    return True
+                if _called_name(parent) not in ("zip", "list", "tuple"):
+                    return False
+            elif parent.star == "**" or child is not parent.value:
+                return False
             child, parent = parent, self._parent(parent)
         return False

@@ -441,13 +441,20 @@ def test_loop_calls_on_lossscale_compats_optimizer_are_not_warned():
     check(source, source, codes=[])
 
 
-def test_loop_calls_without_any_shim_in_the_file_are_still_warned():
-    source = """\
+def test_loop_calls_without_any_shim_in_the_file_are_rewritten_for_keras3():
+    check(
+        """\
         def step(opt, tape, loss, variables):
             scaled = opt.get_scaled_loss(loss)
             opt.apply_gradients(zip(opt.get_unscaled_gradients(tape.gradient(scaled, variables)), variables))
-        """
-    check(source, source, codes=[w.RECEIVER_NOT_PROVEN, w.RECEIVER_NOT_PROVEN])
+        """,
+        """\
+        def step(opt, tape, loss, variables):
+            scaled = opt.scale_loss(loss)
+            opt.apply_gradients(zip(tape.gradient(scaled, variables), variables))
+        """,
+        codes=[w.UNTRACED_LOOP_NOTE, w.UNTRACED_LOOP_NOTE],
+    )
 
 
 def test_second_runs_of_the_tf1_and_escape_rewrites_find_nothing():
