@@ -15,6 +15,12 @@ if TYPE_CHECKING:
 # A file can only need a change if it mentions one of these (bytes, case-sensitive).
 _NEEDS_TENSORFLOW = (b"mixed_precision", b"LossScale")
 _LOOP_METHODS = (b"get_scaled_loss", b"get_unscaled_gradients")
+# A dotted TF 2.4 name on a line that is not a comment or a string, before any quote: where the bytes show
+# one, the `ast` filter would all but always say yes, so it is skipped (libcst finds the sites, or none).
+_SURE_MATCH = re.compile(
+    rb"^[^#\"'`\n]*\b(?:mixed_precision\.experimental\.|train\.experimental\.|enable_mixed_precision_graph_rewrite\b)",
+    re.MULTILINE,
+)
 
 
 @dataclasses.dataclass
@@ -54,6 +60,11 @@ def _dotted(node: ast.expr) -> tuple[str | None, str]:
         parts.append(node.attr)
         node = node.value
     return (node.id, ".".join(reversed(parts))) if isinstance(node, ast.Name) else (None, "")
+
+
+def surely_matches(data: bytes) -> bool:
+    """Returns whether `data` shows a TF 2.4 name in code, so that the `ast` filter need not run (byte test)."""
+    return _SURE_MATCH.search(data) is not None
 
 
 def may_match_ast(data: bytes, target: str = "keras3") -> bool:
@@ -168,7 +179,11 @@ def transform_code(data: bytes, target: str, filename: str = "") -> tuple[bytes,
     command = MigrateLossScaleCommand(CodemodContext(filename=filename), target=target, source=data)
     new_module = command.transform_module(module)
     printed = command.printed if command.printed is not None else module.bytes
-    return printed, new_module.bytes, list(command.findings)
+    if command.input_print is not None and command.input_print.module is module:
+        new = command.input_print.print_of(new_module).encode(new_module.encoding)
+    else:
+        new = new_module.bytes
+    return printed, new, list(command.findings)
 
 
 def splice(original: bytes, printed: bytes, new: bytes) -> bytes | None:
@@ -298,7 +313,7 @@ def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        if not may_match_ast(data, target):
+        if not surely_matches(data) and not may_match_ast(data, target):
             return FileResult(path, "unchanged", data, data)
         return _migrate_parsable(data, target, path)
     finally:
