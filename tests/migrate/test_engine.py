@@ -206,7 +206,8 @@ SURE_BUT_NOT_TENSORFLOW = [
     b"import tensorflow\nimport keras\nopt = keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n",
     b"import tensorflow as tf\n\ndef f(mp):\n    return mp.mixed_precision.experimental.DynamicLossScale(2.0)\n",
     b"import tensorflow as tf\nopt = self.train.experimental.enable_mixed_precision_graph_rewrite(opt)  # LossScale\n",
-    b'import tensorflow as tf\n"""LossScale, for example:\n\n    tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n"""\n',
+    b'import tensorflow as tf\n"""LossScale, for example:\n\n'
+    b'    tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)\n"""\n',
     b"import tensorflow as tf\nfrom mylib import train\ntrain.experimental.enable_mixed_precision_graph_rewrite(o)\n",
 ]
 
