@@ -54,14 +54,19 @@ class _StartRecorder(CodegenState):
 
 
 class ModulePrint:
-    """libcst's print of a module, kept as the text of its header, each top-level statement and its footer."""
+    """libcst's print of a module, with where its header, each top-level statement and its footer begin."""
 
-    def __init__(self, module: cst.Module, code: str, header: str, statements: dict[cst.CSTNode, str], footer: str):
+    def __init__(
+        self, module: cst.Module, code: str, spans: dict[cst.CSTNode, tuple[int, int]], header: int, footer: int
+    ):
         self.module = module
         self.code = code
+        self.spans = spans
+        """Each top-level statement's (start, end) in `code`, when the print is made of them."""
         self.header = header
-        self.statements = statements
+        """The end of the header in `code`."""
         self.footer = footer
+        """The start of the footer in `code`."""
 
     def print_of(self, new: cst.Module) -> str:
         """Returns `new.code`, reusing the text of the statements `new` shares with the printed module.
@@ -71,7 +76,7 @@ class ModulePrint:
         """
         old = self.module
         if not (
-            old.has_trailing_newline
+            self.spans
             and new.has_trailing_newline
             and new.body
             and (new.default_indent, new.default_newline) == (old.default_indent, old.default_newline)
@@ -79,17 +84,27 @@ class ModulePrint:
             and _same(new.footer, old.footer)
         ):
             return new.code  # the end of the print depends on more than its statements
-        if _same(new.body, old.body):
-            return self.code
-        parts = [self.header]
+        code = self.code
+        parts = []
+        run_start, run_end = 0, self.header  # a run of the print taken as it is, for consecutive statements
         for statement in new.body:
-            text = self.statements.get(statement)
-            if text is None:
-                state = CodegenState(default_indent=new.default_indent, default_newline=new.default_newline)
-                statement._codegen(state)
-                text = "".join(state.tokens)
-            parts.append(text)
-        parts.append(self.footer)
+            span = self.spans.get(statement)
+            if span is not None and span[0] == run_end:
+                run_end = span[1]
+                continue
+            parts.append(code[run_start:run_end])
+            if span is not None:
+                run_start, run_end = span
+                continue
+            state = CodegenState(default_indent=new.default_indent, default_newline=new.default_newline)
+            statement._codegen(state)
+            parts.append("".join(state.tokens))
+            run_start = run_end = len(code)
+        if run_end == self.footer:
+            parts.append(code[run_start:])
+        else:
+            parts.append(code[run_start:run_end])
+            parts.append(code[self.footer :])
         return "".join(parts)
 
 
@@ -105,26 +120,44 @@ def starts(module: cst.Module, nodes: set[cst.CSTNode]) -> tuple[ModulePrint, di
     module._codegen(state)
     tokens = state.tokens
     code = "".join(tokens)
-    statements: dict[cst.CSTNode, str] = {}
-    header = footer = ""
     bounds = [state.begin[node] for node in ends]
     bounds.append(len(tokens))
+    places = sorted(((state.start(node), node) for node in nodes), key=lambda item: item[0])
+    at = _char_offsets(tokens, sorted({*bounds, *(index for index, _ in places)}))
+    spans: dict[cst.CSTNode, tuple[int, int]] = {}
     # Else the print ends other than with its last statement's text, or a node is printed twice.
     if module.has_trailing_newline and body and all(a <= b for a, b in zip(bounds, bounds[1:])):
-        header = "".join(tokens[: bounds[0]])
         for index, statement in enumerate(body):
-            statements[statement] = "".join(tokens[bounds[index] : bounds[index + 1]])
-        footer = "".join(tokens[bounds[len(body)] :])
+            spans[statement] = (at[bounds[index]], at[bounds[index + 1]])
     out: dict[cst.CSTNode, tuple[int, int]] = {}
-    line, column, done = 1, 0, 0
-    for node, index in sorted(((node, state.start(node)) for node in nodes), key=lambda item: item[1]):
-        for token in tokens[done:index]:
-            segments = _NEWLINE.split(token)
-            if len(segments) == 1:
-                column += len(token)
-            else:
-                line += len(segments) - 1
-                column = len(segments[-1])
-        done = max(done, index)
-        out[node] = (line, column)
-    return ModulePrint(module, code, header, statements, footer), out
+    if "\r" in code:  # libcst counts the newlines of each token on its own: so do we
+        line, column, done = 1, 0, 0
+        for index, node in places:
+            for token in tokens[done:index]:
+                segments = _NEWLINE.split(token)
+                if len(segments) == 1:
+                    column += len(token)
+                else:
+                    line += len(segments) - 1
+                    column = len(segments[-1])
+            done = max(done, index)
+            out[node] = (line, column)
+    else:
+        line, counted = 1, 0
+        for index, node in places:
+            offset = at[index]
+            line += code.count("\n", counted, offset)
+            counted = offset
+            out[node] = (line, offset - (code.rfind("\n", 0, offset) + 1))
+    return ModulePrint(module, code, spans, at[bounds[0]], at[bounds[len(body)]]), out
+
+
+def _char_offsets(tokens: list[str], indices: list[int]) -> dict[int, int]:
+    """Where each of the (sorted) token `indices` begins in the joined tokens."""
+    out = {}
+    done = chars = 0
+    for index in indices:
+        chars += sum(map(len, tokens[done:index]))
+        done = index
+        out[index] = chars
+    return out

@@ -313,7 +313,49 @@ def test_the_joined_print_takes_unchanged_statements_from_the_input_print():
     module = cst.parse_module(b"# head\na = 1\nb = 2\nc = 3\n# foot\n")
     printed, _ = _positions.starts(module, set())
     assert printed.code == module.code
-    printed.statements[module.body[0]] = "a = 'kept'\n"
+    printed.code = printed.code.replace("a = 1", "a = 9")  # a stand-in, to tell where each text comes from
     new = module.with_changes(body=[module.body[0], cst.parse_statement("b = 22\n"), module.body[2]])
-    assert printed.print_of(new) == "# head\na = 'kept'\nb = 22\nc = 3\n# foot\n"
-    assert printed.print_of(module) == module.code  # nothing changed: the print itself
+    assert printed.print_of(new) == "# head\na = 9\nb = 22\nc = 3\n# foot\n"
+    moved = module.with_changes(body=[module.body[2], module.body[0]])
+    assert printed.print_of(moved) == "# head\nc = 3\na = 9\n# foot\n"
+    assert printed.print_of(module) == printed.code  # nothing changed: the print itself
+
+
+def _all_nodes(module):
+    import libcst as cst
+
+    class Collect(cst.CSTVisitor):
+        def __init__(self):
+            self.nodes = []
+
+        def on_visit(self, node):
+            self.nodes.append(node)
+            return True
+
+    collect = Collect()
+    module.visit(collect)
+    return collect.nodes
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_start_positions_are_position_providers(newline):
+    """Every node's start, from the print, is PositionProvider's, whatever the newlines (counted two ways)."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from lossscale_compat.codemods import _positions
+
+    sources = [data for _, data in _migrated_inputs()]
+    sources.append(b'# c\n\nx = """a\nb"""; y = (1,\n  2)\nif x:\n\tz = f(\n\t\t3)  # c\n\n# footer\n')
+    checked = 0
+    for data in sources:
+        text = data.decode("utf-8").replace("\n", newline)
+        module = cst.parse_module(text)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        expected = {node: (r.start.line, r.start.column) for node, r in wrapper.resolve(PositionProvider).items()}
+        nodes = _all_nodes(module)[1:]  # the module itself is not placed
+        printed, places = _positions.starts(module, set(nodes[::3]))
+        assert printed.code == module.code
+        assert places == {node: expected[node] for node in nodes[::3]}
+        checked += len(places)
+    assert checked > 1000
