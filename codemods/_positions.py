@@ -22,13 +22,21 @@ class _StartRecorder(CodegenState):
     def __init__(self, module: cst.Module, wanted: set[cst.CSTNode]) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.wanted = wanted
+        self.types = {type(node) for node in wanted}
         self.begin: dict[cst.CSTNode, int] = {}
         """Where each wanted node's print begins."""
         self.at: dict[cst.CSTNode, int] = {}
         """Where each wanted node's syntactic position starts, for the nodes whose print says so."""
+        self.ends = (*module.body, *module.footer)
+        self.bounds: list[int] = []
+        """Where each top-level statement and footer line begins (they come in order: no lookup per node)."""
+        self._next = self.ends[0] if self.ends else None
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        if node in self.wanted:
+        if node is self._next:
+            self.bounds.append(len(self.tokens))
+            self._next = self.ends[len(self.bounds)] if len(self.bounds) < len(self.ends) else None
+        if type(node) in self.types and node in self.wanted:
             self.begin[node] = len(self.tokens)
 
     @contextlib.contextmanager
@@ -39,11 +47,12 @@ class _StartRecorder(CodegenState):
         start_node: cst.CSTNode | None = None,
         end_node: cst.CSTNode | None = None,
     ) -> Iterator[None]:
-        if node not in self.wanted:
+        if type(node) not in self.types or node not in self.wanted:
             yield
             return
         if start_node is not None:
             self.wanted.add(start_node)
+            self.types.add(type(start_node))
         at = len(self.tokens)
         yield
         self.at[node] = self.start(start_node) if start_node is not None else at
@@ -115,18 +124,21 @@ def _same(new: Sequence[cst.CSTNode], old: Sequence[cst.CSTNode]) -> bool:
 def starts(module: cst.Module, nodes: set[cst.CSTNode]) -> tuple[ModulePrint, dict[cst.CSTNode, tuple[int, int]]]:
     """Returns the module's print and, for each of `nodes`, its (line, column) as PositionProvider's start."""
     body = module.body
-    ends = (*body, *module.footer)
-    state = _StartRecorder(module, {*nodes, *ends})
+    state = _StartRecorder(module, set(nodes))
     module._codegen(state)
     tokens = state.tokens
     code = "".join(tokens)
-    bounds = [state.begin[node] for node in ends]
-    bounds.append(len(tokens))
+    bounds = [*state.bounds, len(tokens)]
     places = sorted(((state.start(node), node) for node in nodes), key=lambda item: item[0])
     at = _char_offsets(tokens, sorted({*bounds, *(index for index, _ in places)}))
     spans: dict[cst.CSTNode, tuple[int, int]] = {}
     # Else the print ends other than with its last statement's text, or a node is printed twice.
-    if module.has_trailing_newline and body and all(a <= b for a, b in zip(bounds, bounds[1:])):
+    if (
+        module.has_trailing_newline
+        and body
+        and len(bounds) == len(state.ends) + 1
+        and all(a <= b for a, b in zip(bounds, bounds[1:]))
+    ):
         for index, statement in enumerate(body):
             spans[statement] = (at[bounds[index]], at[bounds[index + 1]])
     out: dict[cst.CSTNode, tuple[int, int]] = {}
@@ -149,6 +161,8 @@ def starts(module: cst.Module, nodes: set[cst.CSTNode]) -> tuple[ModulePrint, di
             line += code.count("\n", counted, offset)
             counted = offset
             out[node] = (line, offset - (code.rfind("\n", 0, offset) + 1))
+    if not spans:
+        return ModulePrint(module, code, spans, 0, len(code)), out
     return ModulePrint(module, code, spans, at[bounds[0]], at[bounds[len(body)]]), out
 
 
