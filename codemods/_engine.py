@@ -173,17 +173,18 @@ def transform_code(data: bytes, target: str, filename: str = "") -> tuple[bytes,
     import libcst as cst
     from libcst.codemod import CodemodContext
 
+    from . import _positions
     from .migrate_loss_scale import MigrateLossScaleCommand
 
     module = cst.parse_module(data)
     command = MigrateLossScaleCommand(CodemodContext(filename=filename), target=target, source=data)
     new_module = command.transform_module(module)
-    printed = command.printed if command.printed is not None else module.bytes
+    printed = command.printed if command.printed is not None else _positions.plain_code(module).encode(module.encoding)
     if command.input_print is not None and command.input_print.module is module:
-        new = command.input_print.print_of(new_module).encode(new_module.encoding)
+        new = command.input_print.print_of(new_module)
     else:
-        new = new_module.bytes
-    return printed, new, list(command.findings)
+        new = _positions.plain_code(new_module)
+    return printed, new.encode(new_module.encoding), list(command.findings)
 
 
 def splice(original: bytes, printed: bytes, new: bytes) -> bytes | None:

@@ -14,6 +14,27 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+_NOTHING = contextlib.nullcontext()
+
+
+class _Printer(CodegenState):
+    """libcst's print, without the context manager libcst makes per node to record positions nobody asks for."""
+
+    def record_syntactic_position(  # type: ignore[override]  # any context manager does for libcst's `with`
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> contextlib.AbstractContextManager[None]:
+        return _NOTHING
+
+
+def plain_code(module: cst.Module) -> str:
+    """`module.code`, printed without libcst's per-node position bookkeeping."""
+    state = _Printer(default_indent=module.default_indent, default_newline=module.default_newline)
+    module._codegen(state)
+    return "".join(state.tokens)
 
 
 class _StartRecorder(CodegenState):
@@ -39,17 +60,19 @@ class _StartRecorder(CodegenState):
         if type(node) in self.types and node in self.wanted:
             self.begin[node] = len(self.tokens)
 
-    @contextlib.contextmanager
-    def record_syntactic_position(
+    def record_syntactic_position(  # type: ignore[override]  # any context manager does for libcst's `with`
         self,
         node: cst.CSTNode,
         *,
         start_node: cst.CSTNode | None = None,
         end_node: cst.CSTNode | None = None,
-    ) -> Iterator[None]:
+    ) -> contextlib.AbstractContextManager[None]:
         if type(node) not in self.types or node not in self.wanted:
-            yield
-            return
+            return _NOTHING  # most nodes: no generator made per node
+        return self._record(node, start_node)
+
+    @contextlib.contextmanager
+    def _record(self, node: cst.CSTNode, start_node: cst.CSTNode | None) -> Iterator[None]:
         if start_node is not None:
             self.wanted.add(start_node)
             self.types.add(type(start_node))
@@ -92,7 +115,7 @@ class ModulePrint:
             and _same(new.header, old.header)
             and _same(new.footer, old.footer)
         ):
-            return new.code  # the end of the print depends on more than its statements
+            return plain_code(new)  # the end of the print depends on more than its statements
         code = self.code
         parts = []
         run_start, run_end = 0, self.header  # a run of the print taken as it is, for consecutive statements
@@ -105,7 +128,7 @@ class ModulePrint:
             if span is not None:
                 run_start, run_end = span
                 continue
-            state = CodegenState(default_indent=new.default_indent, default_newline=new.default_newline)
+            state = _Printer(default_indent=new.default_indent, default_newline=new.default_newline)
             statement._codegen(state)
             parts.append("".join(state.tokens))
             run_start = run_end = len(code)

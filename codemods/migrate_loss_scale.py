@@ -130,7 +130,7 @@ class MigrateLossScaleCommand(
         """Turns the warned nodes into sorted findings with positions; prints the module on the way."""
         if self._positions is not None:
             self.input_print = None
-            self.printed = module.bytes
+            self.printed = _positions.plain_code(module).encode(module.encoding)
             starts = {node: self._positions[node].start for node, _ in self._pending}
             places = {node: (start.line, start.column) for node, start in starts.items()}
         else:

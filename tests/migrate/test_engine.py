@@ -359,3 +359,16 @@ def test_start_positions_are_position_providers(newline):
         assert places == {node: expected[node] for node in nodes[::3]}
         checked += len(places)
     assert checked > 1000
+
+
+def test_the_plain_print_is_libcsts_print():
+    """Should print every module as libcst does, without its per-node position bookkeeping."""
+    import libcst as cst
+
+    from lossscale_compat.codemods import _positions
+
+    sources = [data for _, data in _migrated_inputs()]
+    sources += [b"", b"\n", b"# only a comment", LEGACY.rstrip(b"\n"), LEGACY.replace(b"\n", b"\r\n"), b"x = 1\r"]
+    for data in sources:
+        module = cst.parse_module(data)
+        assert _positions.plain_code(module) == module.code
