@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 # A file can only need a change if it mentions one of these (bytes, case-sensitive).
 _NEEDS_TENSORFLOW = (b"mixed_precision", b"LossScale")
 _LOOP_METHODS = (b"get_scaled_loss", b"get_unscaled_gradients")
-# A dotted TF 2.4 name on a line that is not a comment or a string, before any quote: where the bytes show
-# one, the `ast` filter would all but always say yes, so it is skipped (libcst finds the sites, or none).
+# A TF 2.4 name before any quote, backtick or `#` on its line (so in code, not a comment or most strings):
+# where the bytes show one, the `ast` filter would all but always say yes, so it is skipped. Either way the
+# result is the same: the filter only ever skips files the full transform leaves unchanged and unwarned.
 _SURE_MATCH = re.compile(
     rb"^[^#\"'`\n]*\b(?:mixed_precision\.experimental\.|train\.experimental\.|enable_mixed_precision_graph_rewrite\b)",
     re.MULTILINE,
