@@ -30,12 +30,21 @@ def _roots():
     return roots
 
 
+_LAST_CPU = [0.0]  # CPU seconds (user + system) of the last `_timed` command and the processes it waited for
+
+
 def _timed(command, **kwargs):
+    import resource
+
     if "stdout" not in kwargs:
         kwargs["capture_output"] = True
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, check=False, **kwargs)  # callers print the exit code
-    return time.perf_counter() - start, done
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _LAST_CPU[0] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, done
 
 
 # One site the codemod rewrites and one it leaves alone with a warning: many identical unchanged lines are
@@ -61,7 +70,7 @@ def _many_sites(sites: int, env) -> None:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
-            print(f"  migrate {mode}: {seconds:.2f} s (exit {done.returncode})")
+            print(f"  migrate {mode}: {seconds:.2f} s, {_LAST_CPU[0]:.2f} s CPU (exit {done.returncode})")
 
 
 # The legacy-heavy tree: every file of these that the codemod would look at, copied `--heavy-copies` times.
@@ -118,7 +127,8 @@ def _heavy(copies: int, jobs: int, env, tf_upgrade_v2) -> None:
         def run(label, *args):
             seconds, done = _timed([sys.executable, "-m", "lossscale_compat", "migrate", *args], env=env)
             print(
-                f"  {label}: {seconds:.2f} s = {seconds * 1000 / lines:.2f} ms/line (exit {done.returncode}); "
+                f"  {label}: {seconds:.2f} s = {seconds * 1000 / lines:.2f} ms/line, {_LAST_CPU[0]:.2f} s CPU "
+                f"(exit {done.returncode}); "
                 f"{_last_line(done)}"
             )
             return seconds

@@ -15,6 +15,13 @@ if TYPE_CHECKING:
 # A file can only need a change if it mentions one of these (bytes, case-sensitive).
 _NEEDS_TENSORFLOW = (b"mixed_precision", b"LossScale")
 _LOOP_METHODS = (b"get_scaled_loss", b"get_unscaled_gradients")
+# A TF 2.4 name before any quote, backtick or `#` on its line (so in code, not a comment or most strings):
+# where the bytes show one, the `ast` filter would all but always say yes, so it is skipped. Either way the
+# result is the same: the filter only ever skips files the full transform leaves unchanged and unwarned.
+_SURE_MATCH = re.compile(
+    rb"^[^#\"'`\n]*\b(?:mixed_precision\.experimental\.|train\.experimental\.|enable_mixed_precision_graph_rewrite\b)",
+    re.MULTILINE,
+)
 
 
 @dataclasses.dataclass
@@ -54,6 +61,11 @@ def _dotted(node: ast.expr) -> tuple[str | None, str]:
         parts.append(node.attr)
         node = node.value
     return (node.id, ".".join(reversed(parts))) if isinstance(node, ast.Name) else (None, "")
+
+
+def surely_matches(data: bytes) -> bool:
+    """Returns whether `data` shows a TF 2.4 name in code, so that the `ast` filter need not run (byte test)."""
+    return _SURE_MATCH.search(data) is not None
 
 
 def may_match_ast(data: bytes, target: str = "keras3") -> bool:
@@ -162,13 +174,18 @@ def transform_code(data: bytes, target: str, filename: str = "") -> tuple[bytes,
     import libcst as cst
     from libcst.codemod import CodemodContext
 
+    from . import _positions
     from .migrate_loss_scale import MigrateLossScaleCommand
 
     module = cst.parse_module(data)
     command = MigrateLossScaleCommand(CodemodContext(filename=filename), target=target, source=data)
     new_module = command.transform_module(module)
-    printed = command.printed if command.printed is not None else module.bytes
-    return printed, new_module.bytes, list(command.findings)
+    printed = command.printed if command.printed is not None else _positions.plain_code(module).encode(module.encoding)
+    if command.input_print is not None and command.input_print.module is module:
+        new = command.input_print.print_of(new_module)
+    else:
+        new = _positions.plain_code(new_module)
+    return printed, new.encode(new_module.encoding), list(command.findings)
 
 
 def splice(original: bytes, printed: bytes, new: bytes) -> bytes | None:
@@ -298,7 +315,7 @@ def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        if not may_match_ast(data, target):
+        if not surely_matches(data) and not may_match_ast(data, target):
             return FileResult(path, "unchanged", data, data)
         return _migrate_parsable(data, target, path)
     finally:

@@ -120,7 +120,7 @@ def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int) -> lis
     import concurrent.futures
     import multiprocessing
 
-    import libcst  # noqa: F401 - imported once here so forked workers start warm
+    from . import migrate_loss_scale  # noqa: F401 - libcst and the command, imported once here so forked workers start warm
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     results: list[_Result | None] = [None] * len(tasks)

@@ -110,6 +110,8 @@ class MigrateLossScaleCommand(
         self._positions = None
         self.printed: bytes | None = None
         """libcst's print of the module last transformed, made while placing the findings."""
+        self.input_print: _positions.ModulePrint | None = None
+        """The same print, by top-level statement, when the findings were placed from it."""
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Analyses `tree`, rewrites only the paths to the nodes that change, adds imports, places findings."""
@@ -127,12 +129,13 @@ class MigrateLossScaleCommand(
     def _place_findings(self, module: cst.Module) -> None:
         """Turns the warned nodes into sorted findings with positions; prints the module on the way."""
         if self._positions is not None:
-            self.printed = module.bytes
+            self.input_print = None
+            self.printed = _positions.plain_code(module).encode(module.encoding)
             starts = {node: self._positions[node].start for node, _ in self._pending}
             places = {node: (start.line, start.column) for node, start in starts.items()}
         else:
-            code, places = _positions.starts(module, {node for node, _ in self._pending})
-            self.printed = code.encode(module.encoding)
+            self.input_print, places = _positions.starts(module, {node for node, _ in self._pending})
+            self.printed = self.input_print.code.encode(module.encoding)
         self.findings = [w.Finding(*places[node], code) for node, code in self._pending]
         self.findings.sort(key=lambda f: (f.line, f.col, f.code))
         for finding in self.findings:
