@@ -78,22 +78,22 @@ class _LocalAliasCollector(cst.CSTVisitor):
         libcst's visit rebuilds every node it passes, which costs about as much as parsing; this
         only reads the fields, in the order libcst visits them (see `_fields`).
         """
-        on_visit, on_leave, node_type = self.on_visit, self.on_leave, cst.CSTNode
+        self._visit(module)
 
-        def visit(node: cst.CSTNode) -> None:
-            on_visit(node)
-            for name in _fields(node):
-                value = getattr(node, name)
-                if isinstance(value, node_type):
-                    if not holds_no_name(value):
-                        visit(value)
-                elif isinstance(value, (tuple, list)):
-                    for child in value:
-                        if not holds_no_name(child):
-                            visit(child)
-            on_leave(node)
-
-        visit(module)
+    def _visit(self, node: cst.CSTNode) -> None:
+        # A method, not a closure: a recursive closure is a reference cycle that would hold the whole tree
+        # until the cyclic collector runs.
+        self.on_visit(node)
+        for name in _fields(node):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                if not holds_no_name(value):
+                    self._visit(value)
+            elif isinstance(value, (tuple, list)):
+                for child in value:
+                    if not holds_no_name(child):
+                        self._visit(child)
+        self.on_leave(node)
 
 
 class _SiteCollector:

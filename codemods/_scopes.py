@@ -157,6 +157,7 @@ class Scope:
     def __init__(self, parent: Scope | None, tracker: _Tracker, name: str | None = None) -> None:
         self.parent: Scope = parent if parent is not None else self
         self.tracker = tracker
+        tracker.scopes.append(self)
         self.name = name
         self._bindings: dict[str, dict[Binding, None]] = {}
         self._count = 0
@@ -392,10 +393,32 @@ class _Tracker:
     """Holds the uses recorded by the walk, unresolved, and resolves them one first name at a time."""
 
     def __init__(self) -> None:
+        self.scopes: list[Scope] = []
         self.globals = GlobalScope(self)
         self.scope_of: dict[cst.CSTNode, Scope] = {}
         # first name -> [(scope, name node, index, enclosing dotted attribute, enclosing string annotation)]
         self.unresolved: dict[str, list[tuple[Scope, cst.Name, int, Any, Any]]] = {}
+
+    def release(self) -> None:
+        """Empties every scope, binding and use, so that the module's tree is freed as soon as it is dropped.
+
+        Scopes, bindings and uses point at each other; left as they are, they would keep every node
+        alive until Python's cyclic collector runs, which costs a second at 20,000 legacy sites.
+        """
+        for scope in self.scopes:
+            for bound in scope._bindings.values():
+                for binding in bound:
+                    binding._references.clear()
+            for uses in scope._uses_by_name.values():
+                for use in uses:
+                    use.referents.clear()
+            scope._bindings.clear()
+            scope._uses_by_name.clear()
+            scope._uses_by_node.clear()
+            scope._redirects.clear()
+        self.scopes.clear()
+        self.scope_of.clear()
+        self.unresolved.clear()
 
     def infer(self, root: str) -> None:
         """Works out, for every use whose first name is `root`, what it sees, and the uses of each binding."""

@@ -141,16 +141,16 @@ def _restyle(original: Sequence[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
     return out
 
 
+class _CommentFinder(cst.CSTVisitor):
+    found = False
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.found = True
+
+
 def _has_comment(node: cst.CSTNode) -> bool:
     """Returns whether a comment sits anywhere inside `node`."""
-
-    class _Finder(cst.CSTVisitor):
-        found = False
-
-        def visit_Comment(self, node: cst.Comment) -> None:
-            self.found = True
-
-    finder = _Finder()
+    finder = _CommentFinder()
     node.visit(finder)
     return finder.found
 

@@ -119,6 +119,7 @@ class MigrateLossScaleCommand(
         if self._needed_imports:
             new = _imports.add_imports(new, self._needed_imports, self.context.full_package_name)
         self._place_findings(tree)
+        self._global.tracker.release()
         return new
 
     def on_visit(self, node: cst.CSTNode) -> bool:
