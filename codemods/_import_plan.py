@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
 
 from lossscale_compat import _mapping
 
 from . import _warnings as w
 from ._scan import SiteScan
 from ._state import Decision
-from ._values import _dotted_expression, _Expr, _root, _Unsafe
+from ._values import _dotted_expression, _Expr, _root, _Unsafe, full_name
 
 
 class ImportPlanning(SiteScan):
@@ -124,7 +123,7 @@ class ImportPlanning(SiteScan):
         candidates = [new]
         if self.target == "keras3" and new.startswith("keras."):
             candidates.append("tensorflow." + new)
-        dotted = get_full_name_for_node(site) or ""
+        dotted = full_name(site) or ""
         root = dotted.split(".")[0]
         scope = self._scopes.get(site)
         usable = []

@@ -7,17 +7,16 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
 from libcst.metadata import CodeRange, PositionProvider, QualifiedName, QualifiedNameSource
 
 from lossscale_compat import _mapping
 
 from . import _tf1
 from . import _warnings as w
-from ._fields import _fields
-from ._scopes import Binding, FunctionScope, holds_no_name
+from ._fields import named_children
+from ._scopes import Binding, FunctionScope
 from ._state import CommandState
-from ._values import _chain, _Expr
+from ._values import _chain, _Expr, full_name
 
 if TYPE_CHECKING:
     from .migrate_loss_scale import MigrateLossScaleCommand
@@ -73,7 +72,7 @@ class _LocalAliasCollector(cst.CSTVisitor):
 
     def walk(self, module: cst.Module) -> None:
         """Calls `on_visit`/`on_leave` as `module.visit(self)` would, in the same order, except for the nodes
-        that hold no name (whitespace, punctuation, operators, numbers: see `_scopes.holds_no_name`).
+        that hold no name (whitespace, punctuation, operators, numbers: see `_fields.holds_no_name`).
 
         libcst's visit rebuilds every node it passes, which costs about as much as parsing; this
         only reads the fields, in the order libcst visits them (see `_fields`).
@@ -84,15 +83,8 @@ class _LocalAliasCollector(cst.CSTVisitor):
         # A method, not a closure: a recursive closure is a reference cycle that would hold the whole tree
         # until the cyclic collector runs.
         self.on_visit(node)
-        for name in _fields(node):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                if not holds_no_name(value):
-                    self._visit(value)
-            elif isinstance(value, (tuple, list)):
-                for child in value:
-                    if not holds_no_name(child):
-                        self._visit(child)
+        for child in named_children(node):
+            self._visit(child)
         self.on_leave(node)
 
 
@@ -117,15 +109,12 @@ class _SiteCollector:
             index = ends[index] if descend is False else index + 1
 
     def visit_Import(self, node: cst.Import) -> bool:
-        if any(
-            (get_full_name_for_node(alias.name) or "").startswith(_mapping.PRIVATE_KERAS_PACKAGE)
-            for alias in node.names
-        ):
+        if any((full_name(alias.name) or "").startswith(_mapping.PRIVATE_KERAS_PACKAGE) for alias in node.names):
             self._warn_private_import(node)
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        module = get_full_name_for_node(node.module) if node.module is not None and not node.relative else None
+        module = full_name(node.module) if node.module is not None and not node.relative else None
         if (
             module is not None
             and (module + ".").startswith(_mapping.PRIVATE_KERAS_PACKAGE + ".")
@@ -191,7 +180,7 @@ class _SiteCollector:
         if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and parent.name is node:
             return True
         if command._roots is not None:
-            dotted = get_full_name_for_node(node)
+            dotted = full_name(node)
             if dotted is None or dotted.partition(".")[0] not in command._roots:
                 return True  # no prefix of it can name anything of TF 2.4's
         for depth, prefix in enumerate(_chain(node)):
@@ -239,9 +228,9 @@ class SiteScan(CommandState):
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        full = get_full_name_for_node(alias.name) or ""
+                        full = full_name(alias.name) or ""
                         if alias.asname is not None:
-                            local = get_full_name_for_node(alias.asname.name) or ""
+                            local = full_name(alias.asname.name) or ""
                             out[local] = (full, small, alias)
                         else:
                             top = full.split(".")[0]
@@ -249,12 +238,12 @@ class SiteScan(CommandState):
                 elif isinstance(small, cst.ImportFrom) and not small.relative:
                     if isinstance(small.names, cst.ImportStar) or small.module is None:
                         continue
-                    module_name = get_full_name_for_node(small.module) or ""
+                    module_name = full_name(small.module) or ""
                     for alias in small.names:
-                        name = get_full_name_for_node(alias.name) or ""
+                        name = full_name(alias.name) or ""
                         local = name
                         if alias.asname is not None:
-                            local = get_full_name_for_node(alias.asname.name) or ""
+                            local = full_name(alias.asname.name) or ""
                         out[local] = (f"{module_name}.{name}", small, alias)
         bindings = {name: value for name, value in out.items() if name in self._global and len(self._global[name]) == 1}
         self._bindings = bindings
@@ -292,9 +281,9 @@ class SiteScan(CommandState):
             for _, statement, _ in self._local_aliases.values()
         )
         for node in self._scanned[0]:
-            if isinstance(node, cst.Import):
+            if type(node) is cst.Import:
                 roots.update((alias.evaluated_alias or alias.evaluated_name).split(".")[0] for alias in node.names)
-            elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            elif type(node) is cst.ImportFrom and not isinstance(node.names, cst.ImportStar):
                 roots.update(alias.evaluated_alias or alias.evaluated_name for alias in node.names)
         return roots
 
@@ -367,7 +356,7 @@ class SiteScan(CommandState):
 
     def would_be(self, node: _Expr) -> str | None:
         """Returns the name `node` would have if its root were the module-level import."""
-        dotted = get_full_name_for_node(node)
+        dotted = full_name(node)
         if not dotted:
             return None
         root, _, rest = dotted.partition(".")

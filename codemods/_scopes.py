@@ -27,10 +27,10 @@ from collections.abc import Callable, Collection, Iterator
 from typing import Any, Generic, TypeVar
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
 from libcst.metadata import QualifiedName, QualifiedNameSource
 
-from ._fields import _fields
+from ._fields import holds_no_name, named_children
+from ._values import full_name
 
 _T = TypeVar("_T")
 _LOCAL, _IMPORT, _BUILTIN = QualifiedNameSource.LOCAL, QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN
@@ -67,9 +67,9 @@ class Binding:
         self.scope.tracker.infer(self.name.partition(".")[0])
         return self._references.keys()
 
-    def qualified_names(self, full_name: str) -> set[QualifiedName]:
+    def qualified_names(self, dotted: str) -> set[QualifiedName]:
         prefix = self.scope.name_prefix
-        return {QualifiedName(f"{prefix}.{full_name}" if prefix else full_name, _LOCAL)}
+        return {QualifiedName(f"{prefix}.{dotted}" if prefix else dotted, _LOCAL)}
 
     def _record_accesses(self, accesses: list[Access]) -> None:
         earlier = []
@@ -88,7 +88,7 @@ class BuiltinBinding(Binding):
 
     __slots__ = ()
 
-    def qualified_names(self, full_name: str) -> set[QualifiedName]:
+    def qualified_names(self, dotted: str) -> set[QualifiedName]:
         return {QualifiedName(f"builtins.{self.name}", _BUILTIN)}
 
 
@@ -97,17 +97,17 @@ class ImportBinding(Binding):
 
     __slots__ = ()
 
-    def qualified_names(self, full_name: str) -> set[QualifiedName]:
+    def qualified_names(self, dotted: str) -> set[QualifiedName]:
         node = self.node
         assert isinstance(node, (cst.Import, cst.ImportFrom))
         module = ""
         if isinstance(node, cst.ImportFrom):
-            module = "." * len(node.relative) + (get_full_name_for_node(node.module) or "" if node.module else "")
+            module = "." * len(node.relative) + (full_name(node.module) or "" if node.module else "")
         out: set[QualifiedName] = set()
         if isinstance(node.names, cst.ImportStar):
             return out
         for alias in node.names:
-            imported = get_full_name_for_node(alias.name)
+            imported = full_name(alias.name)
             if not imported:
                 continue
             parts = imported.split(".")
@@ -116,9 +116,9 @@ class ImportBinding(Binding):
                 local = alias.evaluated_alias if alias.asname is not None else real
                 if module:
                     real = f"{module}{real}" if module.endswith(".") else f"{module}.{real}"
-                if local is None or not full_name.startswith(local):
+                if local is None or not dotted.startswith(local):
                     continue
-                rest = full_name[len(local) :]
+                rest = dotted[len(local) :]
                 if rest and not rest.startswith("."):
                     continue
                 rest = rest.lstrip(".")
@@ -147,7 +147,7 @@ class _Lookup(Generic[_T]):
         self._find = find
 
     def __getitem__(self, key: str | cst.CSTNode) -> list[_T]:
-        name = key if isinstance(key, str) else get_full_name_for_node(key)
+        name = key if isinstance(key, str) else full_name(key)
         return self._find(name) if name is not None else []
 
 
@@ -231,7 +231,7 @@ class Scope:
     def get_qualified_names_for(self, node: cst.CSTNode) -> set[QualifiedName]:
         """The qualified names `node` (a Name, Attribute or Call) may stand for: imported, local or builtin."""
         if isinstance(node, (cst.Name, cst.Attribute)):
-            full = get_full_name_for_node(node)
+            full = full_name(node)
             if full is not None:
                 self.tracker.infer(full.partition(".")[0])
             uses = self._uses_by_node.get(node)
@@ -242,7 +242,7 @@ class Scope:
         return self._qualified_by_prefix(node)
 
     def _qualified_by_prefix(self, node: cst.CSTNode) -> set[QualifiedName]:
-        full = get_full_name_for_node(node)
+        full = full_name(node)
         if full is None:
             return set()
         bindings: Collection[Binding] = ()
@@ -345,48 +345,6 @@ _COUNTED = frozenset(
     }
 )
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
-# Nodes that hold no name: whitespace, punctuation, operators, numbers.
-_NO_NAMES = (
-    cst.BaseParenthesizableWhitespace,
-    cst.EmptyLine,
-    cst.TrailingWhitespace,
-    cst.Comment,
-    cst.Newline,
-    cst.LeftParen,
-    cst.RightParen,
-    cst.LeftSquareBracket,
-    cst.RightSquareBracket,
-    cst.LeftCurlyBrace,
-    cst.RightCurlyBrace,
-    cst.Comma,
-    cst.Dot,
-    cst.Colon,
-    cst.Semicolon,
-    cst.AssignEqual,
-    cst.BaseBinaryOp,
-    cst.BaseBooleanOp,
-    cst.BaseCompOp,
-    cst.BaseUnaryOp,
-    cst.BaseAugOp,
-    cst.Integer,
-    cst.Float,
-    cst.Imaginary,
-    cst.Asynchronous,
-    cst.ImportStar,
-    cst.Pass,
-    cst.Break,
-    cst.Continue,
-)
-_SKIP: dict[type, bool] = {}
-
-
-def holds_no_name(node: cst.CSTNode) -> bool:
-    """Whether `node` is whitespace, punctuation, an operator or a number: nothing a rule looks at."""
-    kind = type(node)
-    skip = _SKIP.get(kind)
-    if skip is None:
-        skip = _SKIP[kind] = issubclass(kind, _NO_NAMES)
-    return skip
 
 
 class _Tracker:
@@ -477,13 +435,8 @@ class _Walk:
         )
 
     def children(self, node: cst.CSTNode, context: int) -> None:
-        for field in _fields(node):
-            value = getattr(node, field)
-            if isinstance(value, cst.CSTNode):
-                self.visit(value, context)
-            elif isinstance(value, (tuple, list)):
-                for child in value:
-                    self.visit(child, context)
+        for child in named_children(node):
+            self.visit(child, context)
 
     def visit(self, node: Any, context: int) -> None:
         kind = type(node)

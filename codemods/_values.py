@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import libcst as cst
 
@@ -139,6 +140,27 @@ def _restyle(original: Sequence[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
             for arg in out[:-1]
         ] + [out[-1].with_changes(whitespace_after_arg=closing)]
     return out
+
+
+def full_name(node: cst.CSTNode | str) -> str | None:
+    """libcst's `get_full_name_for_node` (`a.b.c` for a name, attribute, call, subscript, def, class or
+    decorator, else None), by exact type: `isinstance` against libcst's abstract node classes is slow."""
+    kind = type(node)
+    if kind is cst.Name:
+        return cast(cst.Name, node).value
+    if isinstance(node, str):
+        return node
+    if kind is cst.Attribute:
+        return f"{full_name(cast(cst.Attribute, node).value)}.{cast(cst.Attribute, node).attr.value}"
+    if kind is cst.Call:
+        return full_name(cast(cst.Call, node).func)
+    if kind is cst.Subscript:
+        return full_name(cast(cst.Subscript, node).value)
+    if kind is cst.FunctionDef or kind is cst.ClassDef:
+        return full_name(cast(cst.FunctionDef, node).name)
+    if kind is cst.Decorator:
+        return full_name(cast(cst.Decorator, node).decorator)
+    return None
 
 
 class _CommentFinder(cst.CSTVisitor):

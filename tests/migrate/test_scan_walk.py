@@ -8,7 +8,7 @@ import os
 import libcst as cst
 import pytest
 
-from lossscale_compat.codemods import _scan, _scopes
+from lossscale_compat.codemods import _fields, _scan
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -86,7 +86,7 @@ def test_walk_matches_libcsts_visit(name, source):
     except (cst.ParserSyntaxError, ValueError):
         pytest.skip(f"this libcst cannot parse the newest syntax in {name}")
     (visit_fake, visited), (walk_fake, walked) = _both(module)
-    named = {node: parent for node, parent in visit_fake._parents.items() if not _scopes.holds_no_name(node)}
+    named = {node: parent for node, parent in visit_fake._parents.items() if not _fields.holds_no_name(node)}
     assert len(walk_fake._parents) == len(named) > 0
     assert all(walk_fake._parents.get(node) is parent for node, parent in named.items())
     assert [type(node).__name__ for node in walked.scanned] == [type(node).__name__ for node in visited.scanned]
