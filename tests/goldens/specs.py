@@ -372,3 +372,42 @@ def custom_loss_scale_class(tf, base, module):
 
     CustomLossScale.__module__, CustomLossScale.__qualname__ = module, "CustomLossScale"
     return CustomLossScale
+
+
+# A TF 2.4 custom loop on an optimizer it does not build (issue 9): the codemod rewrites it for Keras 3.
+UNTRACED_LOOP = """\
+import tensorflow as tf
+
+def train(optimizer, w, batches):
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(tf.matmul(x, w) - y))
+            scaled = optimizer.get_scaled_loss(loss)
+        grads = tape.gradient(scaled, [w])
+        grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, [w]))
+
+    for x, y in batches:
+        step(x, y)
+"""
+UNTRACED_LOOP_OPTIMIZER = {"learning_rate": 0.05, "initial_scale": 8, "dynamic_growth_steps": 2}
+UNTRACED_LOOP_WEIGHTS = [[1.0], [-2.0]]
+# Two finite batches (the scale grows), a non-finite one (skipped, the scale halves), two more finite ones.
+UNTRACED_LOOP_BATCHES = [
+    ([[1.0, 2.0]], [[0.5]]),
+    ([[0.5, -1.0]], [[1.0]]),
+    ([[float("inf"), 1.0]], [[0.0]]),
+    ([[2.0, 1.0]], [[-1.0]]),
+    ([[1.0, 1.0]], [[3.0]]),
+]
+
+
+def run_untraced_loop(tf, train, optimizer, w):
+    """Feeds `train` (UNTRACED_LOOP's, or its migration) one batch at a time; returns the weights and scale after each."""
+    history = []
+    for x, y in UNTRACED_LOOP_BATCHES:
+        train(optimizer, w, [(tf.constant(x), tf.constant(y))])
+        scale = optimizer.dynamic_scale if hasattr(optimizer, "dynamic_scale") else optimizer.loss_scale
+        history.append({"weights": w.numpy().ravel().tolist(), "loss_scale": float(tf.convert_to_tensor(scale))})
+    return history

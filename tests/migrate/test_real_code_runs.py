@@ -3,6 +3,7 @@ untraced custom loop rewritten for Keras 3."""
 
 from __future__ import annotations
 
+import json
 import runpy
 import textwrap
 
@@ -11,6 +12,9 @@ import pytest
 from lossscale_compat.codemods._engine import migrate_source
 
 tf = pytest.importorskip("tensorflow")
+import specs  # noqa: E402  (tests/goldens/, shared with the recorders)
+from tf24_goldens import GOLDEN_DIR  # noqa: E402
+
 from lossscale_compat import _flavour  # noqa: E402
 
 TARGET = "keras3" if _flavour.has_keras3_loss_scaling() else "tf_keras"
@@ -85,67 +89,45 @@ def test_escaping_loss_scale_optimizer_keeps_tf24s_methods_on_keras3():
         assert hasattr(model.optimizer, method), method
 
 
-_UNTRACED_LOOP = """\
-import tensorflow as tf
-
-def train(optimizer, w, batches):
-    @tf.function
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.square(tf.matmul(x, w) - y))
-            scaled = optimizer.get_scaled_loss(loss)
-        grads = tape.gradient(scaled, [w])
-        grads = optimizer.get_unscaled_gradients(grads)
-        optimizer.apply_gradients(zip(grads, [w]))
-
-    for x, y in batches:
-        step(x, y)
-"""
-
-
 def _train(source: str, optimizer, tmp_path) -> list:
-    """Runs `train` from `source` one batch at a time, the third batch non-finite; returns (weights, scale) after each."""
+    """Runs `train` from `source` over specs.UNTRACED_LOOP_BATCHES; returns the weights and scale after each."""
     path = tmp_path / f"loop_{len(list(tmp_path.iterdir()))}.py"
     path.write_text(source)
-    train = runpy.run_path(str(path))["train"]
-    w = tf.keras.Variable([[1.0], [-2.0]], name="w")
-    batches = [([[1.0, 2.0]], [[0.5]]), ([[0.5, -1.0]], [[1.0]]), ([[float("inf"), 1.0]], [[0.0]])]
-    batches += [([[2.0, 1.0]], [[-1.0]]), ([[1.0, 1.0]], [[3.0]])]
-    history = []
-    for x, y in batches:
-        train(optimizer, w, [(tf.constant(x), tf.constant(y))])
-        scale = optimizer.dynamic_scale if hasattr(optimizer, "dynamic_scale") else optimizer.loss_scale
-        history.append((w.numpy().ravel().tolist(), float(tf.convert_to_tensor(scale))))
-    return history
+    w = tf.keras.Variable(specs.UNTRACED_LOOP_WEIGHTS, name="w")
+    return specs.run_untraced_loop(tf, runpy.run_path(str(path))["train"], optimizer, w)
 
 
 @pytest.mark.skipif(TARGET != "keras3", reason="the untraced-receiver rewrite is for Keras 3 only")
 def test_untraced_loop_rewrite_trains_like_tf24s_loop_on_both_loss_scale_optimizers(tmp_path):
-    """The rewritten loop (no `get_unscaled_gradients`) gives the original loop's weights and scale at every step on
-    our shim, and on Keras 3's own LossScaleOptimizer, across a scale growth and a skipped non-finite step."""
+    """The original loop on our shim trains as TF 2.4.0 did (recorded), and the rewritten loop (no
+    `get_unscaled_gradients`) gives the same weights and scale at every step on our shim and on Keras 3's own
+    LossScaleOptimizer, across a scale growth and a skipped non-finite step."""
     import keras
 
     import lossscale_compat
 
-    result = migrate_source(_UNTRACED_LOOP.encode(), TARGET, "t.py")
+    result = migrate_source(specs.UNTRACED_LOOP.encode(), TARGET, "t.py")
     migrated = result.new.decode()
     assert "optimizer.scale_loss(loss)" in migrated and "get_unscaled_gradients" not in migrated
     assert [f.code for f in result.findings] == ["LSC133", "LSC133"]
 
-    def shim():
-        return lossscale_compat.KerasLossScaleOptimizer(
-            keras.optimizers.SGD(0.05), initial_scale=8, dynamic_growth_steps=2
-        )
+    settings = specs.UNTRACED_LOOP_OPTIMIZER
+    scale = {"initial_scale": settings["initial_scale"], "dynamic_growth_steps": settings["dynamic_growth_steps"]}
 
-    original = _train(_UNTRACED_LOOP, shim(), tmp_path)
-    on_shim = _train(migrated, shim(), tmp_path)
-    native = keras.mixed_precision.LossScaleOptimizer(
-        keras.optimizers.SGD(0.05), initial_scale=8, dynamic_growth_steps=2
-    )
-    on_keras = _train(migrated, native, tmp_path)
-    assert [scale for _, scale in original] == [8.0, 16.0, 8.0, 8.0, 16.0]  # grows after 2 finite steps, halves on inf
-    assert original[2][0] == original[1][0] and original[3][0] != original[2][0]  # the non-finite step was skipped
-    for other in (on_shim, on_keras):
-        assert [scale for _, scale in other] == [scale for _, scale in original]
-        for (weights, _), (expected, _) in zip(other, original):
-            assert weights == pytest.approx(expected, rel=1e-6)
+    def shim():
+        return lossscale_compat.KerasLossScaleOptimizer(keras.optimizers.SGD(settings["learning_rate"]), **scale)
+
+    native = keras.mixed_precision.LossScaleOptimizer(keras.optimizers.SGD(settings["learning_rate"]), **scale)
+    recorded = json.loads((GOLDEN_DIR / "untraced_loop.json").read_text())["steps"]
+    scales = [step["loss_scale"] for step in recorded]
+    assert max(scales) > scales[0] and min(scales[1:]) < max(scales)  # the stream grows the scale and halves it
+    assert recorded[2]["weights"] == recorded[1]["weights"]  # TF 2.4.0 skipped the non-finite batch
+    runs = {
+        "the original loop on lossscale_compat's class": _train(specs.UNTRACED_LOOP, shim(), tmp_path),
+        "the migrated loop on lossscale_compat's class": _train(migrated, shim(), tmp_path),
+        "the migrated loop on Keras 3's class": _train(migrated, native, tmp_path),
+    }
+    for label, run in runs.items():
+        assert [step["loss_scale"] for step in run] == scales, label
+        for step, expected in zip(run, recorded):
+            assert step["weights"] == pytest.approx(expected["weights"], rel=1e-6), label
