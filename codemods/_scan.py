@@ -341,6 +341,10 @@ class SiteScan(CommandState):
         names = self.qualified(node)
         return next(iter(names)) if len(names) == 1 else None
 
+    def called_name(self, node: cst.CSTNode) -> str | None:
+        """The one qualified name of the function `node` calls, or None when `node` is not a call or it has not one."""
+        return self.qualified_one(node.func) if isinstance(node, cst.Call) else None
+
     def _qualified_names(self, node: cst.CSTNode) -> Collection[QualifiedName]:
         """What libcst's QualifiedNameProvider gives for `node`, computed only for the nodes asked about."""
         scope = self._scopes.get(node)

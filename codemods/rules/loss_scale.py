@@ -18,9 +18,7 @@ class LossScaleRule(SiteScan):
 
     def _loss_scale_class(self, node: _Expr) -> str | None:
         """Returns "FixedLossScale"/"DynamicLossScale" if `node` is a call to one of them."""
-        if not isinstance(node, cst.Call):
-            return None
-        name = self.qualified_one(node.func)
+        name = self.called_name(node)
         if name is None:
             return None
         row = _mapping.BY_OLD_NAME.get(name)

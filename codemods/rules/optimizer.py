@@ -120,9 +120,7 @@ class OptimizerRule(SiteScan):
 
     def _keras3_optimizer_call(self, node: _Expr) -> str | None:
         """Returns the class name if `node` calls one of Keras 3's built-in optimizers, else None."""
-        if not isinstance(node, cst.Call):
-            return None
-        name = self.qualified_one(node.func)
+        name = self.called_name(node)
         if name is None:
             return None
         module, _, short = name.rpartition(".")
