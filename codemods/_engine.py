@@ -12,6 +12,10 @@ from . import _warnings as w
 if TYPE_CHECKING:
     import ast
 
+    import libcst as cst
+
+    from .migrate_loss_scale import MigrateLossScaleCommand
+
 # A file can only need a change if it mentions one of these (bytes, case-sensitive).
 _NEEDS_TENSORFLOW = (b"mixed_precision", b"LossScale")
 _LOOP_METHODS = (b"get_scaled_loss", b"get_unscaled_gradients")
@@ -174,18 +178,25 @@ def transform_code(data: bytes, target: str, filename: str = "") -> tuple[bytes,
     import libcst as cst
     from libcst.codemod import CodemodContext
 
-    from . import _positions
     from .migrate_loss_scale import MigrateLossScaleCommand
 
     module = cst.parse_module(data)
     command = MigrateLossScaleCommand(CodemodContext(filename=filename), target=target, source=data)
     new_module = command.transform_module(module)
+    printed, new = prints(command, module, new_module)
+    return printed, new, list(command.findings)
+
+
+def prints(command: MigrateLossScaleCommand, module: cst.Module, new_module: cst.Module) -> tuple[bytes, bytes]:
+    """(libcst's print of the module `command` transformed, the print of its result), as bytes."""
+    from . import _positions
+
     printed = command.printed if command.printed is not None else _positions.plain_code(module).encode(module.encoding)
     if command.input_print is not None and command.input_print.module is module:
         new = command.input_print.print_of(new_module)
     else:
         new = _positions.plain_code(new_module)
-    return printed, new.encode(new_module.encoding), list(command.findings)
+    return printed, new.encode(new_module.encoding)
 
 
 def splice(original: bytes, printed: bytes, new: bytes) -> bytes | None:
@@ -303,8 +314,11 @@ def _verify(old: bytes, new: bytes) -> None:
         raise
 
 
-def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") -> FileResult:
-    """Migrates the bytes of one Python file; never raises for bad input, reports it instead."""
+def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>", workers: int = 1) -> FileResult:
+    """Migrates the bytes of one Python file; never raises for bad input, reports it instead.
+
+    With `workers` above 1, a big file may be migrated as two halves in two processes (see `_halves`).
+    """
     if not may_match(data, target):
         return FileResult(path, "unchanged", data, data)
     import gc
@@ -317,20 +331,23 @@ def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") 
     try:
         if not surely_matches(data) and not may_match_ast(data, target):
             return FileResult(path, "unchanged", data, data)
-        return _migrate_parsable(data, target, path)
+        return _migrate_parsable(data, target, path, workers)
     finally:
         if collecting:
             gc.enable()
 
 
-def _migrate_parsable(data: bytes, target: str, path: str) -> FileResult:
+def _migrate_parsable(data: bytes, target: str, path: str, workers: int = 1) -> FileResult:
     import libcst as cst
+
+    from . import _halves
 
     nul = nul_error(data)
     if nul:
         return FileResult(path, "error", data, data, error=nul)
     try:
-        printed, new, findings = transform_code(data, target, path)
+        halves = _halves.transform_in_halves(data, target, path) if workers > 1 and _halves.worth_it(data) else None
+        printed, new, findings = halves if halves is not None else transform_code(data, target, path)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as error:
         return FileResult(path, "error", data, data, error=f"cannot parse: {parse_error(data, error)}")
     except RecursionError:

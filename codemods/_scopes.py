@@ -276,6 +276,33 @@ class _BuiltinScope(Scope):
 class GlobalScope(Scope):
     def __init__(self, tracker: _Tracker) -> None:
         super().__init__(_BuiltinScope(None, tracker), tracker)
+        self.asked: set[str] | None = None
+        """When a set: the first names of everything asked of this scope (`_halves` checks a half against it)."""
+
+    def every_binding(self) -> Iterator[Binding]:
+        """Each binding made in the module scope itself."""
+        for bound in self._bindings.values():
+            yield from bound
+
+    def _resolve(self, name: str, start: Scope) -> Collection[Binding]:
+        if self.asked is not None:
+            self.asked.add(name.partition(".")[0])
+        return super()._resolve(name, start)
+
+    def __contains__(self, name: str) -> bool:
+        if self.asked is not None:
+            self.asked.add(name.partition(".")[0])
+        return super().__contains__(name)
+
+    def _bindings_of(self, name: str) -> list[Binding]:
+        if self.asked is not None:
+            self.asked.add(name.partition(".")[0])
+        return super()._bindings_of(name)
+
+    def _uses_of(self, name: str) -> list[Access]:
+        if self.asked is not None:
+            self.asked.add(name.partition(".")[0])
+        return super()._uses_of(name)
 
 
 class FunctionScope(Scope):
@@ -356,6 +383,8 @@ class _Tracker:
         self.scope_of: dict[cst.CSTNode, Scope] = {}
         # first name -> [(scope, name node, index, enclosing dotted attribute, enclosing string annotation)]
         self.unresolved: dict[str, list[tuple[Scope, cst.Name, int, Any, Any]]] = {}
+        self.resolved: set[str] = set()
+        """The first names taken out of `unresolved` so far."""
 
     def release(self) -> None:
         """Empties every scope, binding and use, so that the module's tree is freed as soon as it is dropped.
@@ -378,11 +407,16 @@ class _Tracker:
         self.scope_of.clear()
         self.unresolved.clear()
 
+    def used_roots(self) -> set[str]:
+        """The first name of every use the walk recorded, resolved yet or not."""
+        return set(self.unresolved) | self.resolved
+
     def infer(self, root: str) -> None:
         """Works out, for every use whose first name is `root`, what it sees, and the uses of each binding."""
         raw = self.unresolved.pop(root, None)
         if not raw:
             return
+        self.resolved.add(root)
         groups: dict[tuple[Scope, str], list[Access]] = {}
         for scope, name_node, index, dotted, string in raw:
             node: cst.CSTNode = name_node
@@ -669,9 +703,11 @@ class _Walk:
         self.scope = outer
 
 
-def scopes(module: cst.Module, source: bytes | None = None) -> dict[cst.CSTNode, Scope]:
+def scopes(module: cst.Module, source: bytes | None = None, record_asked: bool = False) -> dict[cst.CSTNode, Scope]:
     """Maps each node that can name something to its scope; the module maps to the `GlobalScope`."""
     tracker = _Tracker()
+    if record_asked:
+        tracker.globals.asked = set()
     typing_names = source is None or b"typing" in source
     _Walk(tracker, typing_names).visit(module, _LOAD)
     return tracker.scope_of

@@ -41,6 +41,7 @@ class CommandState:
     _local_aliases: dict[str, tuple[str, cst.Assign, Scope]]
     _roots: set[str] | None
     # What the scan found.
+    _loops: list[cst.Call]
     _optimizer_scale_reads: list[cst.Attribute]
     _other_scale_reads: list[cst.Attribute]
     _tf1_consumers: set[cst.Call]

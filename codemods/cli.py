@@ -43,7 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--report", metavar="FILE.json", help="write a JSON report")
     migrate.add_argument("--format", choices=("text", "json", "github"), help="output format (default: text)")
     migrate.add_argument(
-        "-j", "--jobs", type=int, help="parallel jobs (default: number of CPUs; at most the number of files)"
+        "-j",
+        "--jobs",
+        type=int,
+        help="parallel jobs (default: number of CPUs; at most the number of files, or 2 for one big file)",
     )
     migrate.add_argument("--stdin-filename", help="the name to report for -")
     migrate.add_argument(
@@ -96,14 +99,17 @@ def _skipped(path: str, reason: str) -> _Result:
     return _Result(path, "skipped", error=reason)
 
 
-def _process(path: str, data: bytes, target: str) -> _Result:
-    """Migrates one file's bytes in this process; never raises."""
+def _process(path: str, data: bytes, target: str, workers: int = 1) -> _Result:
+    """Migrates one file's bytes in this process (a big one may use `workers` processes); never raises."""
     try:
         if path.endswith(".ipynb"):
-            from ._notebook import migrate_notebook as migrate
+            from ._notebook import migrate_notebook
+
+            result = migrate_notebook(data, target, path)
         else:
-            from ._engine import migrate_source as migrate
-        result = migrate(data, target, path)
+            from ._engine import migrate_source
+
+            result = migrate_source(data, target, path, workers)
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return _Result(path, "error", data, data, error=f"internal error: {type(error).__name__}: {error}")
     if result.new_findings is not None:
@@ -114,20 +120,21 @@ def _process(path: str, data: bytes, target: str) -> _Result:
     return _Result(path, result.status, data, result.new, findings, result.error)
 
 
-def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int) -> list[_Result]:
+def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, per_file: int = 1) -> list[_Result]:
+    """Migrates the files in `jobs` processes; in one process, a big file may use `per_file` (see `_halves`)."""
     if jobs <= 1 or len(tasks) < 2:
-        return [_process(path, data, target) for path, data in tasks]
+        return [_process(path, data, target, per_file) for path, data in tasks]
     import concurrent.futures
     import multiprocessing
 
-    from . import migrate_loss_scale  # noqa: F401 - libcst and the command, imported once here so forked workers start warm
+    from ._halves import die_with_parent  # and libcst and the command, imported once here so forked workers start warm
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     results: list[_Result | None] = [None] * len(tasks)
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=min(jobs, len(tasks)),
         mp_context=context,
-        initializer=_die_with_parent,
+        initializer=die_with_parent,
         initargs=(os.getpid(),),
     ) as pool:
         futures = {pool.submit(_process, path, data, target): i for i, (path, data) in enumerate(tasks)}
@@ -139,30 +146,6 @@ def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int) -> lis
                 path, data = tasks[i]
                 results[i] = _Result(path, "error", data, data, error=f"worker failed: {type(error).__name__}")
     return [r for r in results if r is not None]
-
-
-def _die_with_parent(parent: int) -> None:
-    """Makes a pool worker end when the run that started it ends, even by SIGKILL."""
-    import signal
-    import threading
-
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-    def watch() -> None:  # where prctl is missing, and as a second guard
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
 
 
 def _decode(data: bytes) -> str:
@@ -321,7 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             order.append((shown, None))
         else:
             order.append((shown, _Result(shown, "unchanged", data, data)))
-    done = {r.path: r for r in _process_many(tasks, target, min(jobs, max(len(tasks), 1)))}
+    per_file = min(jobs, 2) if len(tasks) == 1 else 1  # one file: its halves may use two of the jobs
+    done = {r.path: r for r in _process_many(tasks, target, min(jobs, max(len(tasks), 1)), per_file)}
     results += [result if result is not None else done[shown] for shown, result in order]
 
     stdin_mode = args.paths == ["-"]

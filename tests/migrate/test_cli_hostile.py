@@ -94,8 +94,8 @@ def test_jobs_zero_is_rejected_and_jobs_are_capped(tmp_path, monkeypatch):
     assert (tmp_path / "a.py").read_bytes() == LEGACY
     started = []
 
-    def record(tasks, target, jobs):
-        started.append(jobs)
+    def record(tasks, target, jobs, per_file):
+        started.append((jobs, per_file))
         return [cli._Result(path, "unchanged", data, data) for path, data in tasks]
 
     monkeypatch.setattr(cli, "_cores", lambda: 2)
@@ -105,7 +105,8 @@ def test_jobs_zero_is_rejected_and_jobs_are_capped(tmp_path, monkeypatch):
         (tmp_path / f"b{i}.py").write_bytes(LEGACY)
     cli.main(["migrate", "--check", "-j", "1000", str(tmp_path)])
     cli.main(["migrate", "--check", "-j", "3", str(tmp_path)])
-    assert started == [1, 4, 3]  # the number of files, 2 x the cores, as asked
+    # the number of files (a lone file may be migrated in halves), 2 x the cores, as asked
+    assert started == [(1, 2), (4, 1), (3, 1)]
 
 
 def test_file_edited_during_the_run_is_left_alone(tmp_path, monkeypatch, capsys):
@@ -113,8 +114,8 @@ def test_file_edited_during_the_run_is_left_alone(tmp_path, monkeypatch, capsys)
     path.write_bytes(LEGACY)
     real = cli._process
 
-    def process_then_edit(name, data, target):  # someone saves the file while it is migrated
-        result = real(name, data, target)
+    def process_then_edit(name, data, target, workers):  # someone saves the file while it is migrated
+        result = real(name, data, target, workers)
         with open(path, "ab") as handle:
             handle.write(b"x = 1\n")
         return result
