@@ -288,13 +288,14 @@ def _running(pid):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads process children from Linux's /proc")
-def test_workers_end_when_the_run_is_killed(tmp_path):
+@pytest.mark.parametrize(("files", "started"), [(4, 2), (1, 1)], ids=["pool", "halves of one big file"])
+def test_workers_end_when_the_run_is_killed(tmp_path, files, started):
     import signal
     import time
 
     site = b"opts.append(tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic'))\n"
-    for i in range(4):
-        (tmp_path / f"big{i}.py").write_bytes(b"import tensorflow as tf\n" + site * 3000)
+    for i in range(files):
+        (tmp_path / f"big{i}.py").write_bytes(b"import tensorflow as tf\n" + site * 3200)  # over 256 KB: in halves
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     run_ = subprocess.Popen(
         [sys.executable, "-m", "lossscale_compat", "migrate", "--check", "-j", "2", str(tmp_path)],
@@ -303,11 +304,11 @@ def test_workers_end_when_the_run_is_killed(tmp_path):
     workers = []
     try:
         deadline = time.monotonic() + 60
-        while len(workers) < 2 and time.monotonic() < deadline and run_.poll() is None:
-            time.sleep(0.1)
+        while len(workers) < started and time.monotonic() < deadline and run_.poll() is None:
+            time.sleep(0.05)
             workers = [pid for pid in _children(run_.pid) if _running(pid)]
-        assert len(workers) == 2, "the pool did not start two workers"
-        time.sleep(0.5)
+        assert len(workers) == started, f"the run did not start {started} worker(s)"
+        time.sleep(0.3)
         run_.send_signal(signal.SIGKILL)
         run_.wait(timeout=30)
         deadline = time.monotonic() + 15
