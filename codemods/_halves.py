@@ -224,24 +224,10 @@ def transform_in_halves(
     head, tail = data[:at], data[at:]
     copies = _COPIED_IMPORT.findall(head)
     prefix = b"".join(copies)
-    parent = os.getpid()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    reader, writer = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - runs in the forked child, whose coverage is not collected
-        try:
-            os.close(reader)
-            die_with_parent(parent)
-            payload = pickle.dumps(_migrate_half(prefix + tail, target, path, data, len(copies))[0])
-        except BaseException:  # noqa: BLE001 - any failure: the parent migrates the whole file
-            payload = b""
-        try:
-            with os.fdopen(writer, "wb") as out:
-                out.write(payload)
-        finally:
-            os._exit(0)
-    os.close(writer)
+    started = _start(lambda: _migrate_half(prefix + tail, target, path, data, len(copies))[0])
+    if started is None:
+        return None
+    child, reader = started
     try:
         try:
             first, with_imports = _migrate_half(head, target, path, data, 0)
@@ -254,7 +240,10 @@ def transform_in_halves(
         if reader >= 0:
             os.close(reader)
         _end(child)
-    second: _Half | None = pickle.loads(payload) if payload else None
+    try:
+        second: _Half | None = pickle.loads(payload) if payload else None
+    except Exception:  # noqa: BLE001 - a child killed while it wrote (out of memory)
+        second = None
     copied_lines = len(_NEWLINE.findall(prefix))
     if (
         second is None
@@ -266,8 +255,39 @@ def transform_in_halves(
         return None
     new = with_imports(first.needed + second.needed) if first.needed or second.needed else first.new
     shift = len(_NEWLINE.findall(head)) - copied_lines
-    findings = first.findings + [dataclasses.replace(f, line=f.line + shift) for f in second.findings]
+    findings = first.findings + [w.Finding(f.line + shift, f.col, f.code) for f in second.findings]
     return data, new + second.new[len(prefix) :], findings
+
+
+def _start(work: Callable[[], _Half]) -> tuple[int, int] | None:
+    """Forks a child that runs `work` and sends its result down a pipe: (its pid, the pipe's end to read), or None."""
+    parent = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        reader, writer = os.pipe()
+    except OSError:
+        return None
+    try:
+        child = os.fork()
+    except OSError:  # no memory or process left for a child: one process migrates the file
+        os.close(reader)
+        os.close(writer)
+        return None
+    if child == 0:  # pragma: no cover - runs in the forked child, whose coverage is not collected
+        try:
+            os.close(reader)
+            die_with_parent(parent)
+            payload = pickle.dumps(work())
+        except BaseException:  # noqa: BLE001 - any failure: the parent migrates the whole file
+            payload = b""
+        try:
+            with os.fdopen(writer, "wb") as out:
+                out.write(payload)
+        finally:
+            os._exit(0)
+    os.close(writer)
+    return child, reader
 
 
 def _end(child: int) -> None:

@@ -250,3 +250,24 @@ def test_command_line_on_one_big_file_prints_what_one_process_prints(tmp_path):
     ]
     assert done[0].returncode == 1 and done[0].stdout.count(b"\n+opts.append(") == 1700
     assert (done[1].returncode, done[1].stdout, done[1].stderr) == (done[0].returncode, done[0].stdout, done[0].stderr)
+
+
+def test_no_child_can_be_started(monkeypatch):
+    def no_fork():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    data = b"import tensorflow as tf\n" + SITES.encode() * 4
+    assert _halves.transform_in_halves(data, "keras3", "x.py") is None
+    monkeypatch.setattr(_halves, "MIN_BYTES", 0)
+    two = _engine.migrate_source(data, "keras3", "x.py", workers=2)
+    one = _engine.migrate_source(data, "keras3", "x.py")
+    assert two.status == "changed" and (two.new, two.findings) == (one.new, one.findings)
+
+
+def test_child_cut_off_while_it_wrote(monkeypatch):
+    import pickle
+
+    monkeypatch.setattr(_halves.pickle, "dumps", lambda value: pickle.dumps(value)[:100])
+    data = b"import tensorflow as tf\n" + SITES.encode() * 4
+    assert _halves.transform_in_halves(data, "keras3", "x.py") is None
