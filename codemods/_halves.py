@@ -8,7 +8,8 @@ joined only when they are what a migration of the whole file gives:
 - neither holds a custom-loop call or a loss-scale read (those rules weigh the whole module);
 - a module-level name that the second half uses or asks about, and the first half binds, is bound there
   only by the copied imports; the first half uses or asks about no name the second half binds;
-- the copied imports are left as they are, and the second half places no warning on them.
+- the copied imports are left as they are, and the second half places no warning on them;
+- no new name of one half could be spelled with an import (or module alias) of the other half only.
 
 Neither half adds the imports its new names need: the first half's module gets those of both, once joined.
 
@@ -97,6 +98,10 @@ class _Half:
     """The same, for the copied imports (the second half)."""
     copyable: list[bytes]
     """The first half's top-level imports of the kind the second half gets a copy of, in order."""
+    imported: dict[str, str]
+    """The module-level imports and module aliases: name -> qualified name."""
+    spelled: set[str]
+    """The dotted names the half's new names may be written as (through any of the module's `imported`)."""
     follows_imports: bool
     """Whether the new module has a statement other than an import after its first statement."""
 
@@ -111,8 +116,14 @@ class _HalfCommand(MigrateLossScaleCommand):
         super().__init__(context, target=target, source=source)
         self.copies = copies
         self.asked: set[str] = set()
+        self.spelled: set[str] = set()
         self.bound: dict[str, int] = {}
         self.copied: dict[str, int] = {}
+
+    def _spellings(self, new: str) -> list[str]:
+        spellings = super()._spellings(new)
+        self.spelled.update(spellings)
+        return spellings
 
     def _place_findings(self, module: cst.Module) -> None:
         super()._place_findings(module)
@@ -172,6 +183,8 @@ def _migrate_half(
         bound=command.bound,
         copied=command.copied,
         copyable=[text for _, text in copyable],
+        imported={name: qualified for name, (qualified, _, _) in command._bindings.items()},
+        spelled=command.spelled,
         follows_imports=any(not _one_import(statement) for statement in new_module.body[1:]),
     )
 
@@ -197,6 +210,12 @@ def _why_not_joined(first: _Half, second: _Half, copies: list[bytes], copied_lin
         return "the halves differ in encoding or newline"
     if first.copyable != copies:
         return "a copied line is not one of the first half's imports"
+    for one, other in ((first, second), (second, first)):
+        for name, qualified in one.imported.items():
+            if other.imported.get(name) != qualified and any(
+                spelled == qualified or spelled.startswith(qualified + ".") for spelled in other.spelled
+            ):
+                return f"a new name could be spelled with `{name}`, imported in one half only"
     if any(finding.line <= copied_lines for finding in second.findings):
         return "a warning on a copied import"
     if (first.needed or second.needed) and not first.follows_imports:

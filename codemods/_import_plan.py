@@ -112,6 +112,12 @@ class ImportPlanning(SiteScan):
         if self._all_uses_rewritten(name, decisions):
             self._drop_small.add(statement)
 
+    def _spellings(self, new: str) -> list[str]:
+        """The dotted names `new` may be written as: itself, and on Keras 3 `tensorflow.keras...` too."""
+        if self.target == "keras3" and new.startswith("keras."):
+            return [new, "tensorflow." + new]
+        return [new]
+
     def spell(self, new: str, site: _Expr) -> _Expr:
         """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
         binding_name = self._site_binding(site)
@@ -120,9 +126,7 @@ class ImportPlanning(SiteScan):
             action = self._import_actions.get(alias) if alias is not None else None
             if action:
                 return cst.Name(action[2])
-        candidates = [new]
-        if self.target == "keras3" and new.startswith("keras."):
-            candidates.append("tensorflow." + new)
+        candidates = self._spellings(new)
         dotted = full_name(site) or ""
         root = dotted.split(".")[0]
         scope = self._scopes.get(site)

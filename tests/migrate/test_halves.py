@@ -271,3 +271,30 @@ def test_child_cut_off_while_it_wrote(monkeypatch):
     monkeypatch.setattr(_halves.pickle, "dumps", lambda value: pickle.dumps(value)[:100])
     data = b"import tensorflow as tf\n" + SITES.encode() * 4
     assert _halves.transform_in_halves(data, "keras3", "x.py") is None
+
+
+def test_import_in_the_second_half_that_could_spell_a_new_name():
+    # One process weighs every module-level import when it spells a new name: refused, to be safe.
+    whole, joined = halves(
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')
+        from tensorflow import keras
+        """,
+        "from tensorflow import keras",
+    )
+    assert joined is None
+    assert b"tf.keras.mixed_precision.LossScaleOptimizer(opt)" in whole[1]
+
+
+def test_import_in_the_second_half_that_spells_nothing_new():
+    whole, joined = halves(
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')
+        import numpy as np
+        other = tf.keras.mixed_precision.experimental.LossScaleOptimizer(sgd, 'dynamic')
+        """,
+        "import numpy",
+    )
+    assert joined == whole
