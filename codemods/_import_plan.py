@@ -21,7 +21,7 @@ class ImportPlanning(SiteScan):
         """Drops each function-local alias of a TF 2.4-only module once all its uses are rewritten, else warns."""
         rewritten = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
         rewritten |= {_root(node) for node in self._folded}
-        for module, statement, scope in self._local_aliases.values():
+        for module, statement, scope in (alias for aliases in self._local_aliases.values() for alias in aliases):
             if module not in _mapping.LEGACY_MODULES or self.is_suppressed(statement):
                 continue
             name = cst.ensure_type(statement.targets[0].target, cst.Name).value

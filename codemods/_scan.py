@@ -278,7 +278,8 @@ class SiteScan(CommandState):
         roots = {"tensorflow", *self._bindings}
         roots.update(
             cst.ensure_type(statement.targets[0].target, cst.Name).value
-            for _, statement, _ in self._local_aliases.values()
+            for aliases in self._local_aliases.values()
+            for _, statement, _ in aliases
         )
         for node in self._scanned[0]:
             if type(node) is cst.Import:
@@ -296,7 +297,8 @@ class SiteScan(CommandState):
         qualified = self.qualified_one(small.value)
         names = {q.name for q in self._qualified_names(target)}
         if qualified in _mapping.MODULE_PREFIXES and len(names) == 1:
-            self._local_aliases[next(iter(names))] = (qualified, small, scope)
+            # Two functions of one name (a redefinition, methods of two classes) share a qualified name.
+            self._local_aliases.setdefault(next(iter(names)), []).append((qualified, small, scope))
             self._alias_values.update((small.value, target))
 
     def _position(self, node: cst.CSTNode) -> CodeRange:
@@ -331,7 +333,7 @@ class SiteScan(CommandState):
             if q.source is QualifiedNameSource.LOCAL and alias is not None and alias[2] is None:
                 names.add(f"{alias[0]}.{rest}" if rest else alias[0])
             elif q.source is QualifiedNameSource.LOCAL and self._local_aliases:
-                names.add(self._through_local_alias(q.name))
+                names.add(self._through_local_alias(q.name, node))
             else:
                 names.add(q.name)
         return names
@@ -350,12 +352,15 @@ class SiteScan(CommandState):
         scope = self._scopes.get(node)
         return scope.get_qualified_names_for(node) if scope else set()
 
-    def _through_local_alias(self, name: str) -> str:
+    def _through_local_alias(self, name: str, node: cst.CSTNode) -> str:
+        """`name` (a local qualified name of `node`) through the function-local alias that `node` sees, if any."""
         parts = name.split(".")
+        scope = self._scopes.get(node)
         for end in range(len(parts), 0, -1):
-            alias = self._local_aliases.get(".".join(parts[:end]))
-            if alias is not None:
-                return ".".join([alias[0], *parts[end:]])
+            for module, _, alias_scope in self._local_aliases.get(".".join(parts[:end]), ()):
+                seen = scope[parts[end - 1]] if scope is not None else ()
+                if len(seen) == 1 and next(iter(seen)).scope is alias_scope:
+                    return ".".join([module, *parts[end:]])
         return name
 
     def would_be(self, node: _Expr) -> str | None:

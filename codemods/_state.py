@@ -38,7 +38,7 @@ class CommandState:
     # assigned module alias)), function-local module aliases, and the roots a TF 2.4 name can start with.
     _bindings: dict[str, tuple[str, cst.CSTNode, cst.ImportAlias | None]]
     _alias_values: set[cst.CSTNode]
-    _local_aliases: dict[str, tuple[str, cst.Assign, Scope]]
+    _local_aliases: dict[str, list[tuple[str, cst.Assign, Scope]]]
     _roots: set[str] | None
     # What the scan found.
     _loops: list[cst.Call]

@@ -161,8 +161,9 @@ def _decode(data: bytes) -> str:
 def _diff(result: _Result) -> str:
     from . import _linediff
 
-    old = _decode(result.old).splitlines(keepends=True)
-    new = _decode(result.new).splitlines(keepends=True)
+    # Lines as Python, libcst and `patch` count them (`str.splitlines` also breaks at form feeds and more).
+    old = io.StringIO(_decode(result.old), newline="").readlines()
+    new = io.StringIO(_decode(result.new), newline="").readlines()
     lines = _linediff.unified(old, new, f"a/{result.path}", f"b/{result.path}")
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 

@@ -222,3 +222,16 @@ def test_pyproject_exclude_that_is_not_a_list_is_an_error(tree):
     done = run(".", cwd=tree)
     assert done.returncode == 2
     assert b"`exclude` in [tool.lossscale-compat] must be a list of patterns, got 'legacy.py'" in done.stderr
+
+
+def test_diff_counts_lines_as_python_does(tmp_path, capsys):
+    from lossscale_compat.codemods import cli
+
+    path = tmp_path / "ff.py"
+    path.write_bytes(
+        b"import tensorflow as tf\n# page\x0cbreak\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+    )
+    assert cli.main(["migrate", "--diff", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "@@ -1,3 +1,3 @@" in out  # a form feed is no line break: three lines, as `patch` counts them
+    assert " # page\x0cbreak\n" in out

@@ -978,3 +978,41 @@ def test_a_models_optimizer_scale_read_is_renamed_on_keras3():
     assert "model.optimizer.loss_scale = 3\n" in new
     assert codes == [w.SCALE_READ_NOTE, w.UNSUPPORTED_USE]
     assert migrate(before, "tf_keras")[0].count(".optimizer.loss_scale") == 2
+
+
+def test_suppression_comment_after_a_form_feed():
+    # A form feed is no line break for Python or libcst's positions, so the suppressed line is the one named.
+    source = """\
+        import tensorflow as tf
+        \x0c
+        o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # lossscale-compat: ignore
+        p = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')
+        """
+    check(source, source.replace("p = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')",
+                                 "p = tf.keras.mixed_precision.LossScaleOptimizer(opt)"))
+
+
+def test_local_aliases_of_two_functions_of_one_name_stay_apart():
+    # The second `f` redefines the first (as notebook exports do): each alias is its own function's.
+    check(
+        """\
+        import tensorflow as tf
+        def f():
+            mp = tf.keras.mixed_precision.experimental
+            model.compile(mp.LossScaleOptimizer(opt, 'dynamic'))
+        def f(mp):
+            model.compile(mp.LossScaleOptimizer(opt, 'dynamic'))
+        def f():
+            mp = tf.keras.mixed_precision.experimental
+            model.compile(mp.LossScaleOptimizer(opt, 'dynamic'))
+        """,
+        """\
+        import tensorflow as tf
+        def f():
+            model.compile(tf.keras.mixed_precision.LossScaleOptimizer(opt))
+        def f(mp):
+            model.compile(mp.LossScaleOptimizer(opt, 'dynamic'))
+        def f():
+            model.compile(tf.keras.mixed_precision.LossScaleOptimizer(opt))
+        """,
+    )
