@@ -43,6 +43,12 @@ _SEARCHED_LINES = 2000  # lines looked at, from the middle on, for a place to cu
 _NEWLINE = re.compile(rb"\r\n?|\n")
 _STARTS_STATEMENT = re.compile(rb"[A-Za-z_]")
 _CONTINUES_STATEMENT = re.compile(rb"(?:else|elif|except|finally)\b")
+# Byte tests that a migration in halves would be refused (see `likely_refused`).
+_WHOLE_MODULE_RULES = re.compile(rb"get_scaled_loss|get_unscaled_gradients|\.loss_scale\b")
+_TOP_LEVEL_NAME = re.compile(
+    rb"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE
+)
+_SPELLING_IMPORT = re.compile(rb"^(?:import|from)[ \t]+(?:tensorflow|keras|tf_keras|lossscale_compat)\b", re.MULTILINE)
 # A top-level import on one line with nothing else on it: what the second half gets a copy of.
 _COPIED_IMPORT = re.compile(rb"^(?:import|from)[ \t][^\r\n;#()\\]*\r?\n", re.MULTILINE)
 
@@ -50,6 +56,22 @@ _COPIED_IMPORT = re.compile(rb"^(?:import|from)[ \t][^\r\n;#()\\]*\r?\n", re.MUL
 def worth_it(data: bytes) -> bool:
     """Whether `data` is big enough to migrate in halves, and this process may fork safely."""
     return len(data) >= MIN_BYTES and hasattr(os, "fork") and threading.active_count() == 1
+
+
+def likely_refused(head: bytes, tail: bytes) -> bool:
+    """Whether the bytes show what most often refuses the join, so that a file is not migrated twice over.
+
+    A custom loop or loss-scale read; a name defined or assigned at the top of the first half and used (not
+    only assigned) in the second; an import in the second half that a new name could be spelled with. Only
+    a filter for speed: `transform_in_halves` checks the join itself.
+    """
+    if _WHOLE_MODULE_RULES.search(head) or _WHOLE_MODULE_RULES.search(tail) or _SPELLING_IMPORT.search(tail):
+        return True
+    names = {match.group(1) or match.group(2) for match in _TOP_LEVEL_NAME.finditer(head)}
+    if not names:
+        return False
+    used = re.compile(rb"\b(?:" + b"|".join(map(re.escape, sorted(names))) + rb")\b(?![ \t]*=[^=])")
+    return used.search(tail) is not None
 
 
 def cut(data: bytes, start: int | None = None) -> int | None:
@@ -235,11 +257,13 @@ def transform_in_halves(
 ) -> tuple[bytes, bytes, list[w.Finding]] | None:
     """`_engine.transform_code(data, ...)` in two processes, or None when the halves cannot be joined.
 
-    `at` is where to cut (tests try many); by default, the first place `cut` finds from the middle on.
+    `at` is where to cut (tests try many); by default, the first place `cut` finds from the middle on, unless
+    `likely_refused` says the halves would not be joined.
     """
-    at = cut(data) if at is None else at
     if at is None:
-        return None
+        at = cut(data)
+        if at is None or likely_refused(data[:at], data[at:]):
+            return None
     head, tail = data[:at], data[at:]
     copies = _COPIED_IMPORT.findall(head)
     prefix = b"".join(copies)

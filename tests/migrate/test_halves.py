@@ -298,3 +298,25 @@ def test_import_in_the_second_half_that_spells_nothing_new():
         "import numpy",
     )
     assert joined == whole
+
+
+@pytest.mark.parametrize(
+    ("head", "tail", "refused"),
+    [
+        ("import tensorflow as tf\nok = 1\n", "ok = 2\nopts.append(o)\n", False),  # assigned in both, read in neither
+        ("FLAGS = flags.FLAGS\n", "run(FLAGS.batch_size)\n", True),
+        ("def build():\n    pass\n", "model = build()\n", True),
+        ("class Net:\n    pass\n", "net = Net()\n", True),
+        ("x = 1\n", "scaled = opt.get_scaled_loss(loss)\n", True),
+        ("x = 1\n", "from tensorflow import keras\n", True),
+        ("x = 1\n", "import numpy as np\n", False),
+    ],
+)
+def test_likely_refused_spares_the_work_of_halves_that_would_not_join(head, tail, refused):
+    assert _halves.likely_refused(head.encode(), tail.encode()) is refused
+
+
+def test_a_big_flat_file_is_cut_and_joined_on_its_own():
+    data = b"import tensorflow as tf\n" + SITES.encode() * 200
+    joined = _halves.transform_in_halves(data, "keras3", "x.py")
+    assert joined is not None and joined == _engine.transform_code(data, "keras3", "x.py")
