@@ -61,17 +61,22 @@ def worth_it(data: bytes) -> bool:
 def likely_refused(head: bytes, tail: bytes) -> bool:
     """Whether the bytes show what most often refuses the join, so that a file is not migrated twice over.
 
-    A custom loop or loss-scale read; a name defined or assigned at the top of the first half and used (not
-    only assigned) in the second; an import in the second half that a new name could be spelled with. Only
-    a filter for speed: `transform_in_halves` checks the join itself.
+    A custom loop or loss-scale read; a name defined or assigned at the top of one half and used (not only
+    assigned) in the other; an import in the second half that a new name could be spelled with. Only a filter
+    for speed: `transform_in_halves` checks the join itself.
     """
     if _WHOLE_MODULE_RULES.search(head) or _WHOLE_MODULE_RULES.search(tail) or _SPELLING_IMPORT.search(tail):
         return True
-    names = {match.group(1) or match.group(2) for match in _TOP_LEVEL_NAME.finditer(head)}
+    return _reads_names_of(tail, head) or _reads_names_of(head, tail)
+
+
+def _reads_names_of(reader: bytes, binder: bytes) -> bool:
+    """Whether `reader` names (other than as an assignment target) what `binder` defines or assigns at its top."""
+    names = {match.group(1) or match.group(2) for match in _TOP_LEVEL_NAME.finditer(binder)}
     if not names:
         return False
     used = re.compile(rb"\b(?:" + b"|".join(map(re.escape, sorted(names))) + rb")\b(?![ \t]*=[^=])")
-    return used.search(tail) is not None
+    return used.search(reader) is not None
 
 
 def cut(data: bytes, start: int | None = None) -> int | None:

@@ -320,3 +320,7 @@ def test_a_big_flat_file_is_cut_and_joined_on_its_own():
     data = b"import tensorflow as tf\n" + SITES.encode() * 200
     joined = _halves.transform_in_halves(data, "keras3", "x.py")
     assert joined is not None and joined == _engine.transform_code(data, "keras3", "x.py")
+
+
+def test_likely_refused_when_the_second_half_rebinds_a_name_the_first_reads():
+    assert _halves.likely_refused(b"import tensorflow as tf\nx = tf.constant(1)\n", b"tf = None\n")
