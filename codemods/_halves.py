@@ -112,7 +112,7 @@ class _Half:
     new: bytes
     findings: list[w.Finding]
     layout: tuple[str, str]
-    """The module's encoding and newline (its indent only names the one blocks leave unnamed: both print alike)."""
+    """The module's encoding and newline. Not its indent, which only says what a block may leave unwritten."""
     problem: str | None
     """Why this half cannot be joined to the other, or None."""
     needed: list[_imports.Needed]
