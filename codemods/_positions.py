@@ -13,7 +13,8 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-_NEWLINE = re.compile(r"\r\n?|\n")
+LINE_BREAK = re.compile(r"\r\n?|\n")
+"""A line break as Python and libcst count them (`str.splitlines` also breaks at form feeds and more)."""
 _NOTHING = contextlib.nullcontext()
 
 
@@ -169,7 +170,7 @@ def starts(module: cst.Module, nodes: set[cst.CSTNode]) -> tuple[ModulePrint, di
         line, column, done = 1, 0, 0
         for index, node in places:
             for token in tokens[done:index]:
-                segments = _NEWLINE.split(token)
+                segments = LINE_BREAK.split(token)
                 if len(segments) == 1:
                     column += len(token)
                 else:

@@ -45,8 +45,6 @@ TARGETS = _mapping.TARGETS
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 _Line = TypeVar("_Line", cst.SimpleStatementLine, cst.SimpleStatementSuite)
 # Trailing comments that speak only of their own line (a noqa or type pragma); they go with a removed line.
-# Line breaks as Python and libcst's positions count them (`str.splitlines` also breaks at form feeds and more).
-_LINE_BREAK = re.compile(r"\r\n?|\n")
 _PRAGMA_RE = re.compile(r"#\s*(noqa|type:|pylint:|pragma|isort:|fmt:|lossscale-compat:)", re.IGNORECASE)
 
 
@@ -190,7 +188,7 @@ class MigrateLossScaleCommand(
         if self.source is None or b"lossscale-compat" in self.source:  # else the print cannot hold it either
             self._suppressed = {
                 number
-                for number, line in enumerate(_LINE_BREAK.split(node.code), start=1)
+                for number, line in enumerate(_positions.LINE_BREAK.split(node.code), start=1)
                 if "lossscale-compat" in line and SUPPRESS_RE.search(line)
             }
         self._scopes = _scopes.scopes(node, self.source, record_asked=self.RECORDS_ASKED)
