@@ -165,14 +165,6 @@ class _HalfCommand(MigrateLossScaleCommand):
             counts[binding.name] = counts.get(binding.name, 0) + 1
 
 
-def _one_import(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
-    )
-
-
 def _migrate_half(
     source: bytes, target: str, path: str, whole: bytes, copies: int
 ) -> tuple[_Half, Callable[[list[_imports.Needed]], bytes]]:
@@ -190,7 +182,7 @@ def _migrate_half(
     copyable = [
         (statement, text)
         for statement in module.body
-        if _one_import(statement)
+        if _imports.one_import_line(statement)
         and _COPIED_IMPORT.fullmatch(
             text := module.code_for_node(statement.with_changes(leading_lines=())).encode(module.encoding)
         )
@@ -212,7 +204,7 @@ def _migrate_half(
         copyable=[text for _, text in copyable],
         imported={name: qualified for name, (qualified, _, _) in command._bindings.items()},
         spelled=command.spelled,
-        follows_imports=any(not _one_import(statement) for statement in new_module.body[1:]),
+        follows_imports=any(not _imports.one_import_line(statement) for statement in new_module.body[1:]),
     )
 
     def with_imports(needed: list[_imports.Needed]) -> bytes:

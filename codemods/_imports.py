@@ -31,18 +31,24 @@ def _skips_first(module: cst.Module) -> bool:
     )
 
 
+def one_import_line(statement: cst.CSTNode) -> bool:
+    """Whether `statement` is a line holding one import and nothing else."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
+    )
+
+
 def _top_imports(module: cst.Module, first: int) -> list[cst.Import | cst.ImportFrom]:
     """The one-import lines that open the module (after `first` statements), as the import statements."""
-    out = []
+    out: list[cst.Import | cst.ImportFrom] = []
     for statement in module.body[first:]:
-        if (
-            isinstance(statement, cst.SimpleStatementLine)
-            and len(statement.body) == 1
-            and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
-        ):
-            out.append(statement.body[0])
-        else:
+        if not one_import_line(statement):
             break
+        small = cst.ensure_type(statement, cst.SimpleStatementLine).body[0]
+        assert isinstance(small, (cst.Import, cst.ImportFrom))  # as `one_import_line` found
+        out.append(small)
     return out
 
 
