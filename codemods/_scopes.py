@@ -284,24 +284,24 @@ class GlobalScope(Scope):
         for bound in self._bindings.values():
             yield from bound
 
-    def _resolve(self, name: str, start: Scope) -> Collection[Binding]:
+    def _note(self, name: str) -> None:
         if self.asked is not None:
             self.asked.add(name.partition(".")[0])
+
+    def _resolve(self, name: str, start: Scope) -> Collection[Binding]:
+        self._note(name)
         return super()._resolve(name, start)
 
     def __contains__(self, name: str) -> bool:
-        if self.asked is not None:
-            self.asked.add(name.partition(".")[0])
+        self._note(name)
         return super().__contains__(name)
 
     def _bindings_of(self, name: str) -> list[Binding]:
-        if self.asked is not None:
-            self.asked.add(name.partition(".")[0])
+        self._note(name)
         return super()._bindings_of(name)
 
     def _uses_of(self, name: str) -> list[Access]:
-        if self.asked is not None:
-            self.asked.add(name.partition(".")[0])
+        self._note(name)
         return super()._uses_of(name)
 
 
