@@ -154,6 +154,7 @@ class _HalfCommand(MigrateLossScaleCommand):
 
     def _place_findings(self, module: cst.Module) -> None:
         super()._place_findings(module)
+        # The last step before `transform_module_impl` empties the scopes: note what this half asked of them.
         scope = self._global
         assert scope.asked is not None  # RECORDS_ASKED
         self.asked = {*scope.asked, *scope.tracker.used_roots()}
