@@ -1,36 +1,93 @@
 """Test matrix: the whole suite once per supported TensorFlow/Keras stack, each in its own venv."""
 
 import glob
+import importlib.util
+import json
 import os
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
 
 import nox
 
 nox.options.sessions = ["lint", "tests"]
 nox.options.error_on_missing_interpreters = True
 
-# stack name -> (pip requirements, environment)
-STACKS = {
-    "tf221-keras3": (["tensorflow-cpu==2.21.*"], {}),
-    "tf221-tfkeras": (["tensorflow-cpu==2.21.*", "tf-keras==2.21.*"], {"TF_USE_LEGACY_KERAS": "1"}),
-    "tf215-keras2": (["tensorflow-cpu==2.15.*"], {}),
-}
 
+def _load_stacks():
+    """The package's own table of supported stacks, loaded from its file: it needs nothing installed."""
+    spec = importlib.util.spec_from_file_location("_stacks", Path(__file__).parent / "lossscale_compat" / "_stacks.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+stacks = _load_stacks()
 ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+# Each stack's results, for the support table (`nox -s support-table`).
+RESULTS = Path("build/matrix")
+# uv links every venv's files from one cache, so 19 TensorFlow venvs cost one download and seconds each.
+VENV_BACKEND = "uv|virtualenv"
 
 
-def install_stack(session: nox.Session, stack: str, extras: str = "") -> dict:
+def install_stack(session: nox.Session, name: str, extras: str = "") -> dict:
     """Installs one stack and the package into the session; returns the environment to run it with."""
-    requirements, env = STACKS[stack]
-    session.install(*requirements)
+    stack = stacks.STACKS_BY_NAME[name]
+    session.install("pip", *stack.requirements)  # pip too: uv's venvs have none, and the packaging tests use it
     session.install("-e", f".{extras}")
-    return {**ENV, **env}
+    return {**ENV, **stack.environment}
 
 
-@nox.session(python="3.11")
-@nox.parametrize("stack", list(STACKS))
+@nox.session(python="3.11", venv_backend=VENV_BACKEND)
+@nox.parametrize("stack", [stack.name for stack in stacks.STACKS])
 def tests(session: nox.Session, stack: str) -> None:
-    """Runs the whole test suite on one stack."""
-    session.run("pytest", *session.posargs, env=install_stack(session, stack, "[test]"))
+    """Runs the whole suite on the three main stacks, and the core tests (lossscale_compat/_stacks.py) on the rest."""
+    env = install_stack(session, stack, "[test]")
+    selected = [] if stacks.STACKS_BY_NAME[stack].full_suite else list(stacks.CORE_TESTS)
+    if any(Path(arg.split("::")[0]).exists() for arg in session.posargs):  # tests named on the command line
+        selected = []
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    junit = RESULTS / f"{stack}.xml"
+    junit.unlink(missing_ok=True)
+    try:
+        session.run("pytest", *selected, *session.posargs, f"--junitxml={junit}", env=env)
+    finally:
+        if junit.exists():
+            _record(session, stack, junit, "core tests" if selected else "whole suite", env)
+
+
+def _record(session: nox.Session, stack: str, junit: Path, ran: str, env: dict) -> None:
+    """Writes build/matrix/STACK.json: what ran, the versions installed and the counts."""
+    suite = ElementTree.parse(junit).getroot()
+    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    counts = {key: int(suite.get(key, 0)) for key in ("tests", "failures", "errors", "skipped")}
+    versions = session.run(
+        "python",
+        "-c",
+        "from importlib import metadata as m; import json; "
+        "print(json.dumps({d: m.version(d) for d in ('tensorflow-cpu', 'keras', 'tf-keras', 'libcst') "
+        "if any(x.metadata['Name'] == d for x in m.distributions())}))",
+        silent=True,
+        env=env,
+    )
+    record = {
+        "stack": stack,
+        "ran": ran if not session.posargs else f"{ran}, pytest {' '.join(session.posargs)}",
+        "versions": json.loads(versions.strip().splitlines()[-1]),
+        **counts,
+    }
+    (RESULTS / f"{stack}.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
+@nox.session(name="support-table", python=False)
+def support_table(session: nox.Session) -> None:
+    """Writes the support table into docs/support.md and README.md from the last run of each stack (build/matrix)."""
+    results = {path.stem: json.loads(path.read_text()) for path in RESULTS.glob("*.json")}
+    table = stacks.support_table(results)
+    for path in (Path("docs/support.md"), Path("README.md")):
+        path.write_text(stacks.with_support_table(path.read_text(), table))
+        session.log(f"wrote the support table into {path}")
 
 
 @nox.session(python="3.11")
@@ -42,14 +99,14 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", venv_backend=VENV_BACKEND)
 def example(session: nox.Session) -> None:
     """Runs the bundled TF 2.4-era project unmodified and migrated on TF 2.21, side by side with TF 2.4.0."""
     session.run("python", "examples/demo.py", *session.posargs, env=install_stack(session, "tf221-keras3"))
 
 
-@nox.session(python="3.11")
-@nox.parametrize("stack", list(STACKS))
+@nox.session(python="3.11", venv_backend=VENV_BACKEND)
+@nox.parametrize("stack", list(stacks.FULL_SUITE))
 def bench(session: nox.Session, stack: str) -> None:
     """Prints our optimizer's step time over the native Keras one's, the behaviour check's time and legacy mode's
     start-up cost, on one stack."""

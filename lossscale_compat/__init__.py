@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
     from lossscale_compat._loss_scale import DynamicLossScale, FixedLossScale, LossScale, deserialize, get, serialize
     from lossscale_compat._monitor import LossScaleMonitor, loss_scale_metrics, write_loss_scale_summaries
     from lossscale_compat._optimizer import KerasLossScaleOptimizer, LossScaleOptimizer
+    from lossscale_compat._stacks import UntestedStackWarning
     from lossscale_compat.legacy import install, uninstall
 
 __version__ = "0.1.0"
@@ -32,6 +33,7 @@ _PUBLIC = {
     "LossScaleDeprecationWarning": "lossscale_compat._deprecation",
     "LossScaleMonitor": "lossscale_compat._monitor",
     "LossScaleOptimizer": "lossscale_compat._optimizer",
+    "UntestedStackWarning": "lossscale_compat._stacks",
     "assert_equivalent": "lossscale_compat._equivalence",
     "config_differences": "lossscale_compat._equivalence",
     "deserialize": "lossscale_compat._loss_scale",
@@ -53,6 +55,7 @@ __all__ = (
     "LossScaleDeprecationWarning",
     "LossScaleMonitor",
     "LossScaleOptimizer",
+    "UntestedStackWarning",
     "assert_equivalent",
     "config_differences",
     "deserialize",

@@ -23,6 +23,7 @@ DETAILS = {
     "LossScaleDeprecationWarning": "legacy_mode.md",
     "install": "legacy_mode.md",
     "uninstall": "legacy_mode.md",
+    "UntestedStackWarning": "support.md",
     "LossScaleMonitor": "monitoring.md",
     "loss_scale_metrics": "monitoring.md",
     "write_loss_scale_summaries": "monitoring.md",

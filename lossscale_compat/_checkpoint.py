@@ -150,6 +150,28 @@ class _TF24Hyperparameter(_flavour.Trackable):
         return tf.no_op()
 
 
+class CheckpointsRefused(_flavour.Trackable):
+    """A trackable base for our optimizers on a Keras whose optimizers are not (Keras 3.0): saving or restoring
+    one raises, since the inner optimizer's state could not be part of the checkpoint."""
+
+    def _trackable_children(self, save_type: Any = "checkpoint", **kwargs: Any) -> Any:
+        raise _untrackable_keras_error(self)
+
+    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
+        if cached_dependencies is not None:
+            raise _untrackable_keras_error(self)
+        return super()._lookup_dependency(name, cached_dependencies)
+
+
+def _untrackable_keras_error(optimizer: Any) -> ValueError:
+    return ValueError(
+        f"{type(optimizer).__name__} cannot be saved in or restored from a TensorFlow checkpoint on Keras "
+        f"{_flavour.keras_version()}: Keras 3.0's optimizers are not TensorFlow trackables, so their slots and "
+        'iterations would be left out. Install Keras 3.1 or newer (`pip install "keras>=3.1"`), or use tf_keras '
+        "(`pip install tf-keras` and set TF_USE_LEGACY_KERAS=1)."
+    )
+
+
 class TF24CheckpointNames:
     """Lets `tf.train.Checkpoint(...).restore` and `load_weights` read TF 2.4.0's optimizer layout.
 

@@ -2,17 +2,30 @@
 
 Every gate tests whether a feature exists, never a version number. Everything
 else in the package asks this module instead of probing TensorFlow or Keras.
-It imports nothing of ours: the modules above it choose what to build from its answers.
+It imports nothing of ours but the table of tested stacks, whose range it checks once, on first use:
+the modules above it choose what to build from its answers.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import sys
 from typing import Any
 
 import tensorflow as tf
+
+from lossscale_compat import _stacks
+
+
+def keras_version() -> str:
+    """The version of the Keras that `tf.keras` resolves to: Keras 3, tf_keras, or TF 2.15's Keras 2."""
+    package = tf.keras.__name__.split(".")[0]  # `keras` or `tf_keras`; only the package has `__version__`
+    return str(importlib.import_module(package).__version__)
+
+
+_stacks.warn_if_untested(tf.__version__, keras_version())
 
 # Trackable base with the `_track_trackable` hook that names checkpoint dependencies;
 # public as `tf.__internal__.tracking.Trackable` on every supported TensorFlow.
@@ -95,6 +108,56 @@ def wrapped_optimizer(loss_scale_optimizer: Any) -> Any:
     """A loss-scale optimizer's inner optimizer, or None while it is still being constructed."""
     state = loss_scale_optimizer.__dict__
     return state.get("inner_optimizer", state.get("_optimizer"))  # Keras 3, Keras 2
+
+
+def keras_state_variable(initial_value: Any, dtype: str, name: str) -> Any:
+    """A non-trainable Keras 3 variable for optimizer state: not autocast, not aggregated across replicas."""
+    accepted = inspect.signature(tf.keras.Variable.__init__).parameters
+    options: dict[str, Any] = {"dtype": dtype, "trainable": False, "name": name}
+    if "autocast" not in accepted:  # Keras 3.0 has neither `autocast` nor `aggregation`; 3.2 has both
+        return tf.keras.Variable(initial_value, **options)
+    try:  # Keras 3.7 added aggregation "none"
+        return tf.keras.Variable(initial_value, autocast=False, aggregation="none", **options)
+    except ValueError:  # Keras 3.2-3.6: "mean", which their own LossScaleOptimizer's state used
+        return tf.keras.Variable(initial_value, autocast=False, aggregation="mean", **options)
+
+
+@functools.cache
+def optimizer_sums_replica_gradients() -> bool:
+    """Whether a Keras 3 optimizer's `apply`, called in a replica context, sums the gradients over the replicas.
+
+    Keras 3.5 and later sum them in `_backend_update_step`, before their cross-replica update. Keras 3.1-3.4 tried
+    inside that update, where no replica context exists, and Keras 3.0 never did: their optimizers applied each
+    replica's own gradients.
+    """
+    update_step = getattr(tf.keras.optimizers.Optimizer, "_backend_update_step", None)
+    return update_step is not None and "_all_reduce_sum_gradients" in update_step.__code__.co_names
+
+
+@functools.cache
+def keras_optimizers_are_trackable() -> bool:
+    """Whether Keras optimizers are TensorFlow trackables, which `tf.train.Checkpoint` needs.
+
+    Keras 3.0's are not (its TensorFlow optimizer is a plain class); Keras 3.1 made them trackable, as Keras 2's were.
+    """
+    return issubclass(keras_loss_scale_optimizer(), Trackable)
+
+
+def assignable(keras_variable: Any) -> Any:
+    """The TensorFlow variable behind a Keras 3 variable: its `assign` returns the assignment on every release.
+
+    Keras 3.0-3.4's own `Variable.assign` returns None; from 3.5 on it returns the value.
+    """
+    return keras_variable.value
+
+
+def is_base_constructor_counter(loss_scale_optimizer: Any) -> bool:
+    """Whether `iterations` is being set by the Keras 3 base optimizer's constructor, before the inner optimizer.
+
+    Keras 3.0-3.4's base constructor assigns its new counter to `self.iterations`; from 3.5 on it sets
+    `self._iterations` behind a read-only property, so a subclass's `iterations` setter never sees it.
+    """
+    return wrapped_optimizer(loss_scale_optimizer) is None
 
 
 def learning_rate_variable(optimizer: Any) -> Any:

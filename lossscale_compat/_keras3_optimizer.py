@@ -27,8 +27,9 @@ import tensorflow as tf
 
 from lossscale_compat import _checkpoint, _conversions, _flavour, _inner_access, _loss_scale, _strategy
 
-# Any to mypy: a base class chosen at import time.
+# Any to mypy: base classes chosen at import time.
 _KerasLossScaleOptimizer: Any = _flavour.keras_loss_scale_optimizer()
+_Trackable: Any = object if _flavour.keras_optimizers_are_trackable() else _checkpoint.CheckpointsRefused
 
 
 class _LossScaleState(_loss_scale.DynamicLossScale):
@@ -38,11 +39,12 @@ class _LossScaleState(_loss_scale.DynamicLossScale):
 
     def _add_weight(self, name: str, initial_value: Any, dtype: tf.DType) -> Any:
         # Keras 3 variables, like the native class's state: Keras saving and `get_state_tree` need them.
-        variable = tf.keras.Variable(
-            initial_value, dtype=dtype.name, trainable=False, autocast=False, aggregation="none", name=name
-        )
+        variable = _flavour.keras_state_variable(initial_value, dtype.name, name)
         self._track_trackable(variable, name=name)
         return variable
+
+    def _assignable_state(self) -> tuple[Any, Any]:
+        return _flavour.assignable(self._current_loss_scale), _flavour.assignable(self._num_good_steps)
 
 
 def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
@@ -53,8 +55,15 @@ def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
     return grad * tf.cast(reciprocal, grad.dtype)
 
 
+def _sum_over_replicas(grads: list) -> list:
+    """Each gradient summed over the replicas, in replica context; None stays None."""
+    present = [grad for grad in grads if grad is not None]
+    summed = iter(tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, present))
+    return [None if grad is None else next(summed) for grad in grads]
+
+
 class KerasLossScaleOptimizer(
-    _checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess, _KerasLossScaleOptimizer
+    _checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess, _KerasLossScaleOptimizer, _Trackable
 ):
     """TF 2.4's non-experimental `tf.keras.mixed_precision.LossScaleOptimizer`, on the installed Keras."""
 
@@ -171,6 +180,9 @@ class KerasLossScaleOptimizer(
 
         Keras 3 keeps its own `iterations` variable, so an adopted variable is kept equal to it around each step.
         """
+        if _flavour.is_base_constructor_counter(self):
+            self.__dict__["_own_iterations"] = value  # unused: `iterations` is the inner optimizer's
+            return
         if self.inner_optimizer.built:
             raise RuntimeError(
                 "Cannot set `iterations` to a new Variable after the Optimizer weights have been created. "
@@ -261,15 +273,16 @@ class KerasLossScaleOptimizer(
             )
             return
 
-        def in_cross_replica(distribution: Any, grads: Any, trainable_variables: Any) -> None:
+        def in_cross_replica(distribution: Any, grads: Any, summed: Any, trainable_variables: Any) -> None:
             def apply_each_replica() -> None:
                 distribution.extended.call_for_each_replica(
-                    self.inner_optimizer.apply, args=(grads, trainable_variables)
+                    self.inner_optimizer.apply, args=(summed, trainable_variables)
                 )
 
             self._apply_or_skip(self._should_apply(grads), apply_each_replica)
 
-        tf.distribute.get_replica_context().merge_call(in_cross_replica, args=(grads, trainable_variables))
+        summed = grads if _flavour.optimizer_sums_replica_gradients() else _sum_over_replicas(grads)
+        tf.distribute.get_replica_context().merge_call(in_cross_replica, args=(grads, summed, trainable_variables))
 
     def _should_apply(self, grads: list) -> Any:
         """Updates the scale from `grads`; returns the Python True for a fixed scale, else a bool tensor."""

@@ -165,8 +165,12 @@ class DynamicLossScale(LossScale):
         is_finite = _all_replicas_finite(grads)
         return self._apply(is_finite), is_finite
 
+    def _assignable_state(self) -> tuple[Any, Any]:
+        """(scale, good steps) as variables whose `assign` returns the assignment."""
+        return self._current_loss_scale, self._num_good_steps
+
     def _apply(self, is_finite: tf.Tensor) -> Any:
-        scale, good_steps = self._current_loss_scale, self._num_good_steps
+        scale, good_steps = self._assignable_state()
 
         def grow() -> Any:
             grown = scale * self._multiplier

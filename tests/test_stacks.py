@@ -1,0 +1,54 @@
+"""The support matrix is one table, and a stack outside it is warned about once, without stopping the program."""
+
+import warnings
+
+import pytest
+
+from lossscale_compat import _stacks
+
+
+def test_every_tensorflow_minor_has_its_oldest_and_newest_keras_and_tf_keras():
+    for minor, (oldest, newest, tf_keras) in _stacks.TENSORFLOW.items():
+        mine = [stack for stack in _stacks.STACKS if stack.tensorflow == minor]
+        assert {stack.keras for stack in mine if not stack.tf_keras} == {oldest, newest}
+        assert any(stack.tf_keras for stack in mine) == tf_keras
+
+
+def test_the_three_full_suite_stacks_exist():
+    assert set(_stacks.FULL_SUITE) <= set(_stacks.STACKS_BY_NAME)
+
+
+@pytest.mark.parametrize("stack", _stacks.STACKS, ids=lambda stack: stack.name)
+def test_every_stack_is_inside_the_tested_range(stack):
+    assert _stacks.untested_reason(f"{stack.tensorflow}.0", stack.keras) is None
+
+
+@pytest.mark.parametrize(
+    ("tensorflow", "keras", "named"),
+    [
+        ("2.22.0", "3.15.1", "TensorFlow 2.22.0"),
+        ("2.21.0", "3.16.0", "Keras 3.16.0"),
+        ("2.14.1", "2.14.0", "TensorFlow 2.14.1 and Keras 2.14.0"),
+        ("2.21.0", "2.22.0", "Keras 2.22.0"),
+    ],
+)
+def test_a_stack_outside_the_range_is_named_with_the_range_and_a_way_out(tensorflow, keras, named):
+    reason = _stacks.untested_reason(tensorflow, keras)
+    assert f"not with {named}." in reason
+    assert "tested with TensorFlow" in reason and "pip install" in reason
+
+
+def test_the_warning_is_given_once_and_does_not_raise(monkeypatch):
+    monkeypatch.setattr(_stacks, "_warned", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _stacks.warn_if_untested("2.99.0", "3.99.0")
+        _stacks.warn_if_untested("2.99.0", "3.99.0")
+    assert [w.category for w in caught] == [_stacks.UntestedStackWarning]
+
+
+def test_the_installed_stack_is_inside_the_range():
+    tf = pytest.importorskip("tensorflow")
+    from lossscale_compat import _flavour
+
+    assert _stacks.untested_reason(tf.__version__, _flavour.keras_version()) is None
