@@ -340,8 +340,13 @@ def _end(child: int) -> None:
         os.waitpid(child, 0)
 
 
+def _end_quietly(signum: int, frame: object) -> None:
+    os._exit(128 + signum)
+
+
 def die_with_parent(parent: int) -> None:
-    """Makes a worker process end when the run that started it ends, even by SIGKILL."""
+    """Makes a worker process end when the run that started it ends, even by SIGKILL, and quietly on Ctrl-C."""
+    signal.signal(signal.SIGINT, _end_quietly)  # Ctrl-C reaches the whole process group; the run itself reports it
     if sys.platform.startswith("linux"):
         try:
             import ctypes
