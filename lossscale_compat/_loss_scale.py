@@ -56,6 +56,14 @@ class FixedLossScale(LossScale):
         super().__init__()
         check_fixed_loss_scale_value(loss_scale_value)
         self._loss_scale_value = float(loss_scale_value)
+        if not math.isfinite(self._loss_scale_value):
+            warnings.warn(
+                f"FixedLossScale({self._loss_scale_value}) makes every scaled loss and gradient non-finite, and a "
+                "fixed scale skips no step, so the weights become NaN at the first step. TF 2.4 accepted it and so "
+                "does this class; instead, pass a finite scale such as 128.",
+                UserWarning,
+                stacklevel=_first_frame_outside_package(),
+            )
         if self._warns_on_construction:
             warn_deprecated(_fixed_replacement(self._loss_scale_value), "FixedLossScale")
 
@@ -139,6 +147,13 @@ class DynamicLossScale(LossScale):
         self._initial_loss_scale = float(initial_loss_scale)
         self._increment_period = int(increment_period)
         self._multiplier = float(multiplier)
+        if isinstance(increment_period, float) and increment_period != self._increment_period:
+            warnings.warn(
+                f"DynamicLossScale(increment_period={increment_period}) is truncated to {self._increment_period} "
+                "good steps, as TF 2.4 did; instead, pass a whole number of steps.",
+                UserWarning,
+                stacklevel=_first_frame_outside_package(),
+            )
         _warn_unsound(self._initial_loss_scale, self._multiplier)
         self._current_loss_scale = self._add_weight("current_loss_scale", self._initial_loss_scale, tf.float32)
         self._num_good_steps = self._add_weight("good_steps", 0, tf.int64)
