@@ -108,6 +108,11 @@ def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
     """Deserializes a TF 2.4 (or modern) inner optimizer config into a current Keras optimizer."""
     if not isinstance(config, dict):
         return config
+    if "class_name" not in config:
+        raise IncompleteConfigError(
+            f"An inner optimizer config needs `class_name` and `config`, but got the keys {sorted(config)}. Pass "
+            "what `tf.keras.optimizers.serialize(optimizer)` returned."
+        )
     config = dict(config, config=without_decay(config.get("config", {})))
     class_name = config.get("class_name")
     unknown = ValueError(

@@ -116,6 +116,17 @@ def _warn_unsound(initial_loss_scale: float, multiplier: float) -> None:
         )
 
 
+def _coerced(kind: type, name: str, value: Any, example: str) -> Any:
+    """`kind(value)`, as TF 2.4 coerced it; what it cannot convert raises TF 2.4's error type, saying which argument."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise type(error)(
+            f"DynamicLossScale's {name} must be {'a whole number' if kind is int else 'a number'}, but got "
+            f"{value!r} ({error}). Instead, pass a number such as {example}."
+        ) from None
+
+
 class DynamicLossScale(LossScale):
     """A loss scale that shrinks on non-finite gradients and grows after a run of finite ones.
 
@@ -144,9 +155,9 @@ class DynamicLossScale(LossScale):
     ):
         super().__init__()
         # Coerced, never validated, exactly as TF 2.4 did; settings that defeat loss scaling are warned about.
-        self._initial_loss_scale = float(initial_loss_scale)
-        self._increment_period = int(increment_period)
-        self._multiplier = float(multiplier)
+        self._initial_loss_scale = _coerced(float, "initial_loss_scale", initial_loss_scale, "2 ** 15")
+        self._increment_period = _coerced(int, "increment_period", increment_period, "2000")
+        self._multiplier = _coerced(float, "multiplier", multiplier, "2.0")
         if isinstance(increment_period, float) and increment_period != self._increment_period:
             warnings.warn(
                 f"DynamicLossScale(increment_period={increment_period}) is truncated to {self._increment_period} "

@@ -61,3 +61,18 @@ def test_a_fractional_increment_period_is_truncated_with_a_warning():
         warnings.simplefilter("ignore", lossscale_compat.LossScaleDeprecationWarning)
         lossscale_compat.DynamicLossScale(increment_period=4.0)
         lossscale_compat.FixedLossScale(128)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "says"),
+    [
+        ({"initial_loss_scale": "x"}, ValueError, "DynamicLossScale's initial_loss_scale must be a number, but got 'x'"),
+        ({"increment_period": math.nan}, ValueError, "increment_period must be a whole number, but got nan"),
+        ({"increment_period": None}, TypeError, "increment_period must be a whole number, but got None"),
+        ({"multiplier": [2]}, TypeError, "multiplier must be a number, but got [2]"),
+    ],
+)
+def test_an_argument_that_is_no_number_names_itself_with_tf24s_error_type(kwargs, error, says):
+    with pytest.raises(error) as caught:
+        lossscale_compat.DynamicLossScale(**kwargs)
+    assert type(caught.value) is error and says in str(caught.value) and "Instead, pass a number" in str(caught.value)

@@ -212,3 +212,8 @@ def test_from_config_with_a_setting_the_inner_optimizer_does_not_take_names_it()
     with pytest.raises(ValueError, match=r"Cannot load this SGD config: .*bogus") as caught:
         KerasLossScaleOptimizer.from_config(config)
     assert "Unknown optimizer" not in str(caught.value)
+
+
+def test_from_config_with_an_inner_config_without_class_name_says_what_it_needs():
+    with pytest.raises(ValueError, match=r"An inner optimizer config needs `class_name` and `config`"):
+        KerasLossScaleOptimizer.from_config({"inner_optimizer": {"learning_rate": 0.1}})
