@@ -277,7 +277,8 @@ def parse_error(data: bytes, error: BaseException) -> str:
         return f"{where}{python.msg}{extra}"
     except (ValueError, UnicodeError, LookupError, RecursionError, MemoryError):
         pass
-    undecodable = _undecodable(data)  # `ast.parse` of bytes lets a bad byte in a comment pass; running the file does not
+    # `ast.parse` of bytes lets a bad byte in a comment pass; running the file does not.
+    undecodable = _undecodable(data)
     if undecodable:
         return undecodable
     where = f"line {line}, column {col}: " if line else ""

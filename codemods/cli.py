@@ -211,8 +211,9 @@ def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> t
         elif os.path.isdir(path):
             skipped: list[tuple[str, str]] = []
             unreadable: list[tuple[str, str]] = []
-            walk = _files.walk(path, excludes=excludes, respect_gitignore=gitignore, skipped=skipped, unreadable=unreadable)
-            for found in walk:
+            for found in _files.walk(
+                path, excludes=excludes, respect_gitignore=gitignore, skipped=skipped, unreadable=unreadable
+            ):
                 add(found)
             others += [_skipped(found, reason) for found, reason in skipped]
             others += [_Result(found, "error", error=reason) for found, reason in unreadable]
@@ -392,7 +393,8 @@ def _refuse_outside_links(results: Sequence[_Result], named: Sequence[str], mode
     for result in results:
         real = os.path.realpath(result.path)
         if result.status == "changed" and not _write.inside(real, roots):
-            result.status, result.error = "error", (
+            result.status = "error"
+            result.error = (
                 f"{verb}: a symbolic link to {real}, outside the paths named. Instead, name that file, or pass "
                 "--write-link-targets to write through the link."
             )

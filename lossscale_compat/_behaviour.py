@@ -188,7 +188,7 @@ def _initial_value(spec: Any, rng: np.random.Generator) -> np.ndarray:
 def _gradient_stream(
     initial: list[np.ndarray], steps: int, nonfinite: Mapping[int, str], rng: np.random.Generator
 ) -> list[list[np.ndarray]]:
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
+    if not _whole(steps) or steps < 1:
         raise ValueError(
             f"`steps` must be a whole number of at least 1, but got: {steps!r}; with no step, any two optimizers "
             "would pass. Leave `steps` out for the default schedule, or pass the number of steps to train."
@@ -196,11 +196,7 @@ def _gradient_stream(
     unknown = {kind for kind in nonfinite.values() if kind not in NONFINITE}
     if unknown:
         raise ValueError(f"`nonfinite` values must be one of {sorted(NONFINITE)}, but got: {sorted(unknown)}.")
-    outside = sorted(
-        repr(step)
-        for step in nonfinite
-        if isinstance(step, bool) or not isinstance(step, numbers.Integral) or not 0 <= step < steps
-    )
+    outside = sorted(repr(step) for step in nonfinite if not _whole(step) or not 0 <= step < steps)
     if outside:
         raise ValueError(
             f"`nonfinite` steps must be whole numbers from 0 to {steps - 1} (there are {steps} steps), but got: "
@@ -211,6 +207,11 @@ def _gradient_stream(
     for step, kind in nonfinite.items():
         stream[step][0].flat[0] = NONFINITE[kind]
     return stream
+
+
+def _whole(value: object) -> bool:
+    """Whether `value` is a whole number (numpy's too), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _idiom(optimizer: Any) -> str:
