@@ -107,6 +107,25 @@ def test_deep_json_through_the_console_is_exit_2_and_one_line(tmp_path):
                                         "an optimizer or model config; pass the file Keras saved."]
 
 
+def test_any_warning_loading_a_side_is_one_line_naming_the_file(capsys, tmp_path, monkeypatch):
+    from lossscale_compat import _equivalence
+
+    summary = _equivalence.config_summary
+
+    def warning_summary(config, *args, **kwargs):
+        import warnings
+
+        warnings.warn("first line\nsecond line", UserWarning)
+        warnings.warn("only deprecated", DeprecationWarning)
+        return summary(config, *args, **kwargs)
+
+    monkeypatch.setattr(_equivalence, "config_summary", warning_summary)
+    code, out, err = run(capsys, OPTIMIZER_JSON, OPTIMIZER_JSON)
+    assert code == 0
+    assert err.splitlines() == [f"lossscale-compat equivalent: {OPTIMIZER_JSON}: warning: first line"] * 2
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 2's own class, which ours is there, does not warn about a NaN scale")
 def test_a_warning_about_a_side_names_the_file_in_one_line(tmp_path):
     config = json.loads((GOLDEN_DIR / "tf24_lso_optimizer.json").read_text())
     config["config"]["initial_scale"] = float("nan")
