@@ -1,10 +1,12 @@
 """Prints codemod timings: a tree where every file holds legacy sites (built from the repo's TF 2.4 examples
 and the codemod's corpus) with `--check`, `--write` and a second run over the migrated copy, in ms per line,
 next to `tf_upgrade_v2` on the same tree when it is installed; one generated file with many legacy sites;
+one legacy site followed by many top-level names, at two sizes;
 and `migrate --check` over the installed keras and tf_keras next to grep and a naive libcst parse.
 
 Run with the interpreter of an environment that has keras and tf_keras installed:
-    python bench/codemod_speed.py [-j N] [--sites N] [--heavy-copies N] [--only-sites] [--only-heavy]
+    python bench/codemod_speed.py [-j N] [--sites N] [--heavy-copies N] [--names N ...] [--only-sites]
+        [--only-heavy] [--only-names]
 """
 
 from __future__ import annotations
@@ -71,6 +73,35 @@ def _many_sites(sites: int, env) -> None:
                 stderr=subprocess.PIPE,
             )
             print(f"  migrate {mode}: {seconds:.2f} s, {_LAST_CPU[0]:.2f} s CPU (exit {done.returncode})")
+
+
+ONE_SITE = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
+
+
+def _many_names(sizes, jobs: int, env) -> None:
+    """Times `--check` on one legacy line followed by many plain top-level assignments, at each of `sizes` lines.
+
+    Such a file is cut in halves (see `_halves`), whose filter once built one regex of every top-level name: the
+    time grew with the square of the size. Twice the lines should take about twice the time, with any `-j`.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"one legacy site + many top-level names, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}:")
+        for lines in sizes:
+            path = os.path.join(tmp, f"names_{lines}.py")
+            body = b"".join(b"name_%d = %d\n" % (i, i) for i in range(lines))
+            with open(path, "wb") as handle:
+                handle.write(ONE_SITE + body)
+            for mode in ("-j 1", f"-j {jobs}"):
+                seconds, done = _timed(
+                    [sys.executable, "-m", "lossscale_compat", "migrate", "--check", *mode.split(), path],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+                print(
+                    f"  {lines:,} lines, --check {mode}: {seconds:.2f} s = {seconds * 1e6 / lines:.1f} us/line, "
+                    f"{_LAST_CPU[0]:.2f} s CPU (exit {done.returncode})"
+                )
 
 
 # The legacy-heavy tree: every file of these that the codemod would look at, copied `--heavy-copies` times.
@@ -173,6 +204,14 @@ def main() -> int:
     parser.add_argument("--sites", type=int, default=20_000, help="legacy sites in the one-file case (0 skips it)")
     parser.add_argument("--only-sites", action="store_true", help="run only the one-file case")
     parser.add_argument(
+        "--names",
+        type=int,
+        nargs="*",
+        default=[25_000, 50_000],
+        help="sizes in lines of the one-site + many-top-level-names file (none skips it)",
+    )
+    parser.add_argument("--only-names", action="store_true", help="run only the many-top-level-names file")
+    parser.add_argument(
         "--heavy-copies",
         type=int,
         default=11,
@@ -186,6 +225,10 @@ def main() -> int:
     )
     args = parser.parse_args()
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if args.names:
+        _many_names(args.names, args.jobs, env)
+    if args.only_names:
+        return 0
     if args.heavy_copies and not args.only_sites:
         _heavy(args.heavy_copies, args.jobs, env, _tf_upgrade_v2(args.tf_upgrade_v2))
     if args.only_heavy:

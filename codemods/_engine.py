@@ -277,8 +277,32 @@ def parse_error(data: bytes, error: BaseException) -> str:
         return f"{where}{python.msg}{extra}"
     except (ValueError, UnicodeError, LookupError, RecursionError, MemoryError):
         pass
+    # `ast.parse` of bytes lets a bad byte in a comment pass; running the file does not.
+    undecodable = _undecodable(data)
+    if undecodable:
+        return undecodable
     where = f"line {line}, column {col}: " if line else ""
     return f"{where}{detail} (Python accepts this file; libcst cannot parse it)"
+
+
+def _undecodable(data: bytes) -> str | None:
+    """Says where `data` is not text in its declared encoding (UTF-8 by default), which Python rejects; else None."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        col = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        return (
+            f"line {line}, column {col}: byte 0x{data[error.start]:02x} is not {error.encoding}: Python rejects "
+            "this file. Instead, fix the byte or declare the file's encoding (PEP 263)"
+        )
+    except (SyntaxError, LookupError):
+        return None  # a bad encoding declaration: Python's own message says it
+    return None
 
 
 def nul_error(data: bytes) -> str | None:

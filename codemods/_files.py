@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -34,6 +35,8 @@ SKIP_DIRS = frozenset(
     }
 )
 LINK_NOT_FOLLOWED = "a symbolic link to a directory, not followed; name its target to migrate it"
+DANGLING_LINK = "a dangling symbolic link (its target does not exist), skipped"
+LINK_LOOP = "a symbolic link loop, skipped"
 
 
 def _glob_to_regex(glob: str) -> str:
@@ -142,12 +145,14 @@ def walk(
     excludes: Sequence[str] = (),
     respect_gitignore: bool = True,
     skipped: list[tuple[str, str]] | None = None,
+    unreadable: list[tuple[str, str]] | None = None,
 ) -> Iterator[str]:
     """Yields the Python files and notebooks under `root`, sorted, skipping ignored ones.
 
     Symbolic links to directories are not followed (their targets are either in the tree already or
     outside it), so a walk ends and sees each directory once. They, and entries with a Python suffix
-    that are not regular files (FIFOs, sockets, devices), are appended to `skipped` as (path, reason).
+    that are not regular files (FIFOs, sockets, devices), dangling links and link loops, are appended to
+    `skipped` as (path, reason). A directory that cannot be listed is appended to `unreadable`, never passed over.
     """
     rules = IgnoreRules()
     root = os.path.normpath(root)
@@ -172,7 +177,9 @@ def walk(
         directory, rel, dir_rules = stack.pop()
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
-        except OSError:
+        except OSError as error:
+            if unreadable is not None:
+                unreadable.append((directory, _cannot_list(error)))
             continue
         if rel != start and respect_gitignore:
             nested = os.path.join(directory, ".gitignore")
@@ -185,7 +192,9 @@ def walk(
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_link = entry.is_symlink()
-            except OSError:
+            except OSError as error:
+                if unreadable is not None:
+                    unreadable.append((entry.path, _cannot_list(error)))
                 continue
             below = child[len(start) + 1 :] if start else child
             if dir_rules.ignored(child, is_dir) or excluded.ignored(below, is_dir):
@@ -198,13 +207,33 @@ def walk(
                 if skipped is not None:
                     skipped.append((entry.path, LINK_NOT_FOLLOWED))
             elif entry.name.endswith(SUFFIXES):
-                reason = None if is_link and not os.path.exists(entry.path) else _not_regular(entry.path)
+                reason = _broken_link(entry.path) if is_link else None
+                reason = reason or _not_regular(entry.path)
                 if reason is None:
-                    files.append(entry.path)  # a dangling link is kept, so that reading it reports it
+                    files.append(entry.path)
                 elif skipped is not None:
                     skipped.append((entry.path, reason))
         stack.extend(dirs)
         yield from sorted(files)
+
+
+def _cannot_list(error: OSError) -> str:
+    return (
+        f"cannot read this directory ({error.strerror or error}), so its files were not migrated. Instead, "
+        "make it readable to you, or leave it out with --exclude"
+    )
+
+
+def _broken_link(path: str) -> str | None:
+    """Says why the symbolic link `path` leads to no file (dangling, or a loop), or None if it leads to one."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return LINK_LOOP
+        if error.errno == errno.ENOENT:
+            return DANGLING_LINK
+    return None  # reading it will say what else is wrong
 
 
 def _not_regular(path: str) -> str | None:

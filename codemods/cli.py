@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import FrameType
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from lossscale_compat._mapping import TARGETS
 
@@ -21,8 +22,18 @@ EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
 _CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line that says where the options are."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(
+            EXIT_ERROR,
+            f"lossscale-compat migrate: error: {message}. Run `lossscale-compat migrate --help` for the options.\n",
+        )
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lossscale-compat",
         description="Tools for moving TF 2.4 mixed-precision code to the modern Keras API.",
     )
@@ -126,6 +137,7 @@ def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, per_fi
         return [_process(path, data, target, per_file) for path, data in tasks]
     import concurrent.futures
     import multiprocessing
+    import signal
 
     from ._halves import die_with_parent  # and libcst and the command, imported once here so forked workers start warm
 
@@ -138,13 +150,22 @@ def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, per_fi
         initargs=(os.getpid(),),
     ) as pool:
         futures = {pool.submit(_process, path, data, target): i for i, (path, data) in enumerate(tasks)}
-        for future in concurrent.futures.as_completed(futures):
-            i = futures[future]
-            try:
-                results[i] = future.result()
-            except Exception as error:  # noqa: BLE001 - e.g. a worker killed by the native parser
-                path, data = tasks[i]
-                results[i] = _Result(path, "error", data, data, error=f"worker failed: {type(error).__name__}")
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                i = futures[future]
+                try:
+                    results[i] = future.result()
+                except Exception as error:  # noqa: BLE001 - e.g. a worker killed by the native parser
+                    path, data = tasks[i]
+                    results[i] = _Result(path, "error", data, data, error=f"worker failed: {type(error).__name__}")
+        except KeyboardInterrupt:  # stop now: leaving the pool would otherwise wait for every file
+            pool.shutdown(wait=False, cancel_futures=True)
+            for pid in list(getattr(pool, "_processes", None) or {}):  # the pool's private pid -> worker table
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            raise
     return [r for r in results if r is not None]
 
 
@@ -172,12 +193,16 @@ def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> t
     """Returns the files to read (each resolved file once, under the first name met) and the paths not read."""
     files: list[str] = []
     others: list[_Result] = []
-    seen = set()
+    seen: set[object] = set()
 
     def add(found: str) -> None:
-        real = os.path.realpath(found)
-        if real not in seen:
-            seen.add(real)
+        try:
+            info = os.stat(found)
+            key: object = (info.st_dev, info.st_ino)  # one file, whatever its names: links, hard links
+        except OSError:
+            key = os.path.realpath(found)
+        if key not in seen:
+            seen.add(key)
             files.append(found)
 
     for path in paths:
@@ -185,9 +210,13 @@ def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> t
             files.append(path)
         elif os.path.isdir(path):
             skipped: list[tuple[str, str]] = []
-            for found in _files.walk(path, excludes=excludes, respect_gitignore=gitignore, skipped=skipped):
+            unreadable: list[tuple[str, str]] = []
+            for found in _files.walk(
+                path, excludes=excludes, respect_gitignore=gitignore, skipped=skipped, unreadable=unreadable
+            ):
                 add(found)
             others += [_skipped(found, reason) for found, reason in skipped]
+            others += [_Result(found, "error", error=reason) for found, reason in unreadable]
         elif os.path.isfile(path):
             add(path)
         elif os.path.exists(path):
@@ -199,6 +228,8 @@ def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> t
 
 def _check_report_path(path: str) -> None:
     """Raises ValueError unless a report can be written to `path`."""
+    if not path:
+        raise ValueError("--report needs a file name, got ''. Instead, name a file, e.g. --report report.json.")
     parent = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         example = os.path.join(path, "report.json")
@@ -260,7 +291,24 @@ def _patterns(config: dict[str, object], key: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code."""
     stdout, stderr = sys.stdout, sys.stderr
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:  # a usage error (one line, printed) or --help
+        return stop.code if isinstance(stop.code, int) else EXIT_ERROR
+    written: list[str] = []
+    try:
+        return _run(args, stdout, stderr, written)
+    except KeyboardInterrupt:
+        print(
+            f"lossscale-compat: interrupted; {len(written)} file(s) were written before it (listed above as "
+            "`migrated:`), no other file was changed. Run again to migrate the rest.",
+            file=stderr,
+        )
+        return 128 + 2  # as a shell reports SIGINT
+
+
+def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list[str]) -> int:
+    """Runs the parsed command line; appends each file it writes to `written` as it writes it."""
     try:
         config = _config(args, stderr)
         target = args.target or str(config.get("target", "keras3"))
@@ -272,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         excludes = _patterns(config, "exclude") + _patterns(config, "extend-exclude") + args.exclude
         gitignore = args.gitignore if args.gitignore is not None else bool(config.get("respect-gitignore", True))
         jobs = _jobs(args, config)
-        if args.report:
+        if args.report is not None:
             _check_report_path(args.report)
     except (ValueError, TypeError) as error:
         print(f"lossscale-compat: error: {error}", file=stderr)
@@ -310,14 +358,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     results += [result if result is not None else done[shown] for shown, result in order]
 
     stdin_mode = args.paths == ["-"]
+    if not stdin_mode and not args.write_link_targets:
+        _refuse_outside_links(results, args.paths, mode)
     if mode == "write":
         if not stdin_mode:
-            _write_all(results, args.paths, args.write_link_targets)
-        if stdin_mode and results and results[0].status != "error":
-            sys.stdout.buffer.write(results[0].new)
+            _write_all(results, written, stderr)
+        elif results:  # what a filter writes back: the input unchanged when it cannot be migrated
+            result = results[0]
+            sys.stdout.buffer.write(result.old if result.status == "error" else result.new)
             sys.stdout.buffer.flush()
     _print(results, mode, out_format, target, stdout, stderr, stdin_mode)
-    if args.report:
+    if args.report is not None:
         try:
             with open(args.report, "w", encoding="utf-8") as handle:
                 json.dump(_report(results, mode, target), handle, indent=2)
@@ -332,11 +383,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_CLEAN
 
 
-def _write_all(results: Sequence[_Result], named: Sequence[str], link_targets: bool) -> None:
-    """Writes every changed file, turning each one left alone into an error that says why."""
+def _refuse_outside_links(results: Sequence[_Result], named: Sequence[str], mode: str) -> None:
+    """Turns each change to a file that a symbolic link leads to, outside the paths named, into an error.
+
+    In every mode, so that `--check` and `--diff` say what `--write` will do.
+    """
+    roots = [os.path.realpath(path) for path in named]
+    verb = "not written" if mode == "write" else "would not be written"
+    for result in results:
+        real = os.path.realpath(result.path)
+        if result.status == "changed" and not _write.inside(real, roots):
+            result.status = "error"
+            result.error = (
+                f"{verb}: a symbolic link to {real}, outside the paths named. Instead, name that file, or pass "
+                "--write-link-targets to write through the link."
+            )
+
+
+def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -> None:
+    """Writes every changed file, saying so as each is written; turns each one left alone into an error."""
     import signal
 
-    roots = [os.path.realpath(path) for path in named]
     started = time.time()
     cleaned: set = set()
     previous = signal.getsignal(signal.SIGTERM)
@@ -345,20 +412,35 @@ def _write_all(results: Sequence[_Result], named: Sequence[str], link_targets: b
         for result in results:
             if result.status != "changed":
                 continue
-            real = os.path.realpath(result.path)
-            try:
-                if not link_targets and not _write.inside(real, roots):
-                    raise _write.NotWritten(
-                        f"not written: a symbolic link to {real}, outside the paths named. Instead, name that "
-                        "file, or pass --write-link-targets to write through the link."
-                    )
-                _write.replace(real, result.old, result.new, cleaned, started)
-            except _write.NotWritten as error:
-                result.status, result.error = "error", str(error)
-            except OSError as error:
-                result.status, result.error = "error", f"cannot write: {error.strerror or error}"
+            with _interrupt_after():
+                try:
+                    _write.replace(os.path.realpath(result.path), result.old, result.new, cleaned, started)
+                except _write.NotWritten as error:
+                    result.status, result.error = "error", str(error)
+                    continue
+                except OSError as error:
+                    result.status, result.error = "error", f"cannot write: {error.strerror or error}"
+                    continue
+                written.append(result.path)
+                stderr.write(f"migrated: {result.path}\n")  # now, so that a run killed later leaves a record
+                stderr.flush()
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _interrupt_after() -> Iterator[None]:
+    """Holds back Ctrl-C (SIGINT) until the body is done, so that a file is written and listed, or not at all."""
+    import signal
+
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is not None:
+        block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if block is not None:
+            block(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -414,8 +496,6 @@ def _print(
                 stdout.write(_diff(r))
             elif mode == "check":
                 stdout.write(f"would migrate: {r.path}\n")
-            elif not stdin_mode:
-                stderr.write(f"migrated: {r.path}\n")
         for warning in r.warnings(after and r.status == "changed"):
             cell = warning.get("cell")
             where = f"{r.path}:{warning['line']}:{warning['col']}"

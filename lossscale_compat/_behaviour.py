@@ -16,6 +16,7 @@ and every variable, and reports the first step where the two sides differ.
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Callable
 
@@ -187,14 +188,30 @@ def _initial_value(spec: Any, rng: np.random.Generator) -> np.ndarray:
 def _gradient_stream(
     initial: list[np.ndarray], steps: int, nonfinite: Mapping[int, str], rng: np.random.Generator
 ) -> list[list[np.ndarray]]:
+    if not _whole(steps) or steps < 1:
+        raise ValueError(
+            f"`steps` must be a whole number of at least 1, but got: {steps!r}; with no step, any two optimizers "
+            "would pass. Leave `steps` out for the default schedule, or pass the number of steps to train."
+        )
     unknown = {kind for kind in nonfinite.values() if kind not in NONFINITE}
     if unknown:
         raise ValueError(f"`nonfinite` values must be one of {sorted(NONFINITE)}, but got: {sorted(unknown)}.")
+    outside = sorted(repr(step) for step in nonfinite if not _whole(step) or not 0 <= step < steps)
+    if outside:
+        raise ValueError(
+            f"`nonfinite` steps must be whole numbers from 0 to {steps - 1} (there are {steps} steps), but got: "
+            f"{', '.join(outside)}, which would never be injected. Pass more `steps`, or leave `steps` out: by "
+            "default it covers every step of `nonfinite`."
+        )
     stream = [[(rng.standard_normal(v.shape) * 0.1).astype(np.float32) for v in initial] for _ in range(steps)]
     for step, kind in nonfinite.items():
-        if 0 <= step < steps:
-            stream[step][0].flat[0] = NONFINITE[kind]
+        stream[step][0].flat[0] = NONFINITE[kind]
     return stream
+
+
+def _whole(value: object) -> bool:
+    """Whether `value` is a whole number (numpy's too), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _idiom(optimizer: Any) -> str:

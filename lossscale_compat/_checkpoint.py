@@ -47,6 +47,14 @@ def restore_tf24_checkpoint(
     if optimizer is not None:
         _restore_optimizer(optimizer, optimizer_key, keys, variables_by_prefix, assign)
     if not restored:
+        ours = sorted(key for key in keys if key.startswith((f"{model_key}/", f"{optimizer_key}/")))
+        if ours:  # the names match, the layout is not TF 2.4's: a checkpoint of today's Keras (or of our class on it)
+            raise ValueError(
+                f"Nothing in {path} matched, although {len(ours)} keys start with {model_key!r}/ or "
+                f"{optimizer_key!r}/ (such as {ours[0]!r}): they are laid out as today's Keras writes them, not as "
+                "TF 2.4 did. Restore a checkpoint written on this stack with "
+                "`tf.train.Checkpoint(...).restore(path)`; `restore_tf24_checkpoint` reads TF 2.4's layout only."
+            )
         raise ValueError(
             f"Nothing in {path} matched: no keys start with {model_key!r}/ or "
             f"{optimizer_key!r}/. Pass the names the TF 2.4 code used in "

@@ -63,6 +63,12 @@ def check_not_nested(inner_optimizer: Any) -> None:
         )
 
 
+class IncompleteConfigError(ValueError, KeyError):
+    """A config without its inner optimizer: a ValueError with a message now, a bare KeyError in TF 2.4."""
+
+    __str__ = BaseException.__str__  # KeyError's would show the message quoted
+
+
 def legacy_config_to_kwargs(config: dict[str, Any]) -> dict[str, Any]:
     """Converts a TF <= 2.3 optimizer config (`optimizer` + serialized `loss_scale`) to TF 2.4's keys."""
     config = dict(config)
@@ -88,6 +94,12 @@ def legacy_config_to_kwargs(config: dict[str, Any]) -> dict[str, Any]:
 
 def optimizer_from_config(config: dict[str, Any], custom_objects: Any = None) -> tuple[Any, dict[str, Any]]:
     """Splits a TF <= 2.3 or TF 2.4 optimizer config into the inner optimizer and keyword arguments."""
+    if not isinstance(config, dict) or ("inner_optimizer" not in config and "optimizer" not in config):
+        got = f"a config with the keys {sorted(config)}" if isinstance(config, dict) else repr(config)
+        raise IncompleteConfigError(
+            f"A LossScaleOptimizer config needs `inner_optimizer` (TF 2.4, Keras 3) or `optimizer` and `loss_scale` "
+            f"(TF <= 2.3), but got {got}. Pass what the optimizer's `get_config()` returned."
+        )
     kwargs = legacy_config_to_kwargs(config)
     return deserialize_inner_optimizer(kwargs.pop("inner_optimizer"), custom_objects), kwargs
 
@@ -96,6 +108,11 @@ def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
     """Deserializes a TF 2.4 (or modern) inner optimizer config into a current Keras optimizer."""
     if not isinstance(config, dict):
         return config
+    if "class_name" not in config:
+        raise IncompleteConfigError(
+            f"An inner optimizer config needs `class_name` and `config`, but got the keys {sorted(config)}. Pass "
+            "what `tf.keras.optimizers.serialize(optimizer)` returned."
+        )
     config = dict(config, config=without_decay(config.get("config", {})))
     class_name = config.get("class_name")
     unknown = ValueError(
@@ -107,10 +124,30 @@ def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
     except (ValueError, TypeError) as error:
         if class_name in (custom_objects or {}):
             raise
+        if _known_optimizer(class_name, custom_objects):  # Keras's own error says which setting; "unknown" misleads
+            raise ValueError(
+                f"Cannot load this {class_name} config: {_first_line(error)} Instead, remove or correct the "
+                f"settings {class_name} does not take."
+            ) from error
         raise unknown from error
     if not isinstance(inner, tf.keras.optimizers.Optimizer):  # Keras 3 hands back what it could not resolve
         raise unknown
     return inner
+
+
+def _known_optimizer(class_name: Any, custom_objects: Any) -> bool:
+    """Whether Keras builds an optimizer from `class_name` with its defaults (so a failure was the config's)."""
+    try:
+        probe = _flavour.deserialize_optimizer({"class_name": class_name, "config": {}}, custom_objects)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(probe, tf.keras.optimizers.Optimizer)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    text = lines[0] if lines else type(error).__name__
+    return text if text.endswith(".") else text + "."
 
 
 def without_decay(optimizer_config: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
+import warnings
 import zipfile
 from collections.abc import Sequence
 from typing import Any
@@ -38,11 +40,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from lossscale_compat import _equivalence
 
-    try:
-        differences = _equivalence.config_differences(old, new)
-    except (TypeError, ValueError) as error:
-        print(f"lossscale-compat equivalent: cannot load an optimizer config: {_one_line(error)}", file=sys.stderr)
-        return EXIT_ERROR
+    summaries = []
+    for path, config in ((args.old, old), (args.new, new)):
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                summaries.append(_equivalence.config_summary(config))
+        except Exception as error:  # noqa: BLE001 - whatever a hand-written config makes Keras raise: one line
+            print(
+                f"lossscale-compat equivalent: {path}: cannot load an optimizer config: {_one_line(error)}",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+        for warning in caught:  # said of the file, in one line; a warning's own place would be this command's
+            if not issubclass(warning.category, (DeprecationWarning, PendingDeprecationWarning)):  # hidden by default
+                print(f"lossscale-compat equivalent: {path}: warning: {_one_line(warning.message)}", file=sys.stderr)
+    differences = _equivalence.summary_differences(*summaries)
     if differences:
         print("The optimizers are not equivalent:\n  " + "\n  ".join(differences))
         return EXIT_DIFFERENT
@@ -55,9 +68,12 @@ def optimizer_config(path: str) -> dict[str, Any]:
     if os.path.isdir(path):
         return _from_model_config(_saved_model_metadata(path), path)
     if not os.path.isfile(path):
-        raise UnreadableError(
-            f"{path}: no such file or directory; pass a .h5, .keras, SavedModel directory or JSON file."
-        )
+        what = "no such file or directory"
+        if os.path.exists(path):
+            mode = os.stat(path).st_mode
+            what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+            what = f"not a regular file ({what})"
+        raise UnreadableError(f"{path}: {what}; pass a .h5, .keras, SavedModel directory or JSON file.")
     try:
         with open(path, "rb") as f:
             head = f.read(8)
@@ -72,9 +88,14 @@ def optimizer_config(path: str) -> dict[str, Any]:
             data = json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UnreadableError(f"{path}: not a .h5, .keras or JSON file ({_one_line(error)}).") from error
+    except RecursionError as error:
+        raise UnreadableError(_TOO_DEEP.format(path=path)) from error
     if not isinstance(data, dict):
         raise UnreadableError(f"{path}: expected a JSON object holding an optimizer config, got {type(data).__name__}.")
     return _from_model_config(data, path)
+
+
+_TOO_DEEP = "{path}: its JSON is nested too deeply to be an optimizer or model config; pass the file Keras saved."
 
 
 def _from_model_config(data: dict[str, Any], path: str) -> dict[str, Any]:
@@ -100,15 +121,22 @@ def _h5_training_config(path: str) -> dict[str, Any]:
         raise UnreadableError(f"{path}: not a readable HDF5 file ({_one_line(error)}).") from error
     if text is None:
         raise UnreadableError(f"{path}: holds no optimizer config; save the model compiled, with its optimizer.")
-    return {"training_config": json.loads(text.decode() if isinstance(text, bytes) else text)}
+    try:
+        return {"training_config": json.loads(text.decode() if isinstance(text, bytes) else text)}
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UnreadableError(f"{path}: its training config is not JSON ({_one_line(error)}).") from error
+    except RecursionError as error:
+        raise UnreadableError(_TOO_DEEP.format(path=path)) from error
 
 
 def _keras_zip_config(path: str) -> dict[str, Any]:
     try:
         with zipfile.ZipFile(path) as archive:
             return json.loads(archive.read("config.json"))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as error:
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError) as error:
         raise UnreadableError(f"{path}: not a .keras file with a config.json ({_one_line(error)}).") from error
+    except RecursionError as error:
+        raise UnreadableError(_TOO_DEEP.format(path=path)) from error
 
 
 def _saved_model_metadata(path: str) -> dict[str, Any]:
@@ -150,6 +178,6 @@ def _json_object_with(data: bytes, key: bytes) -> dict[str, Any] | None:
     return None
 
 
-def _one_line(error: BaseException) -> str:
+def _one_line(error: object) -> str:
     lines: list[str] = [line for line in str(error).splitlines() if line.strip()]
     return lines[0] if lines else type(error).__name__

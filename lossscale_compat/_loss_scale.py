@@ -56,6 +56,14 @@ class FixedLossScale(LossScale):
         super().__init__()
         check_fixed_loss_scale_value(loss_scale_value)
         self._loss_scale_value = float(loss_scale_value)
+        if not math.isfinite(self._loss_scale_value):
+            warnings.warn(
+                f"FixedLossScale({self._loss_scale_value}) makes every scaled loss and gradient non-finite, and a "
+                "fixed scale skips no step, so the weights become NaN at the first step. TF 2.4 accepted it and so "
+                "does this class; instead, pass a finite scale such as 128.",
+                UserWarning,
+                stacklevel=_first_frame_outside_package(),
+            )
         if self._warns_on_construction:
             warn_deprecated(_fixed_replacement(self._loss_scale_value), "FixedLossScale")
 
@@ -108,6 +116,17 @@ def _warn_unsound(initial_loss_scale: float, multiplier: float) -> None:
         )
 
 
+def _coerced(kind: type, name: str, value: Any, example: str) -> Any:
+    """`kind(value)`, as TF 2.4 coerced it; what it cannot convert raises TF 2.4's error type, saying which argument."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise type(error)(
+            f"DynamicLossScale's {name} must be {'a whole number' if kind is int else 'a number'}, but got "
+            f"{value!r} ({error}). Instead, pass a number such as {example}."
+        ) from None
+
+
 class DynamicLossScale(LossScale):
     """A loss scale that shrinks on non-finite gradients and grows after a run of finite ones.
 
@@ -136,9 +155,16 @@ class DynamicLossScale(LossScale):
     ):
         super().__init__()
         # Coerced, never validated, exactly as TF 2.4 did; settings that defeat loss scaling are warned about.
-        self._initial_loss_scale = float(initial_loss_scale)
-        self._increment_period = int(increment_period)
-        self._multiplier = float(multiplier)
+        self._initial_loss_scale = _coerced(float, "initial_loss_scale", initial_loss_scale, "2 ** 15")
+        self._increment_period = _coerced(int, "increment_period", increment_period, "2000")
+        self._multiplier = _coerced(float, "multiplier", multiplier, "2.0")
+        if isinstance(increment_period, float) and increment_period != self._increment_period:
+            warnings.warn(
+                f"DynamicLossScale(increment_period={increment_period}) is truncated to {self._increment_period} "
+                "good steps, as TF 2.4 did; instead, pass a whole number of steps.",
+                UserWarning,
+                stacklevel=_first_frame_outside_package(),
+            )
         _warn_unsound(self._initial_loss_scale, self._multiplier)
         self._current_loss_scale = self._add_weight("current_loss_scale", self._initial_loss_scale, tf.float32)
         self._num_good_steps = self._add_weight("good_steps", 0, tf.int64)

@@ -6,6 +6,7 @@ import os
 import runpy
 import sys
 from collections.abc import Sequence
+from types import TracebackType
 
 USAGE = "usage: lossscale-compat run SCRIPT [ARGS...]  |  lossscale-compat run -m MODULE [ARGS...]"
 EXIT_USAGE = 2
@@ -36,28 +37,48 @@ def main(argv: Sequence[str]) -> int:
     sys.argv = [target if not as_module else sys.argv[0], *program_args]
     try:
         if as_module:
+            # As `python -m` does: the current directory first on the path, wherever the console script lives.
+            sys.path[:1] = [os.getcwd()]
             runpy.run_module(target, run_name="__main__", alter_sys=True)
         else:
             sys.path[0] = os.path.dirname(os.path.abspath(target))  # as `python SCRIPT` would
             runpy.run_path(target, run_name="__main__")
     except SystemExit as stop:
         return _exit_code(stop.code)
+    except ImportError as error:
+        if _ours_only(error.__traceback__):  # no module to run was found, no user code ran: one line, as `python -m`
+            print(f"lossscale-compat run: {error}", file=sys.stderr)
+        else:
+            _print_user_traceback(error)
+        return 1
     except BaseException as error:  # noqa: BLE001 - reported as Python would, from the user's frames
         _print_user_traceback(error)
         return 130 if isinstance(error, KeyboardInterrupt) else 1
     return 0
 
 
+def _ours(filename: str) -> bool:
+    """Whether a frame's file is ours, runpy's or importlib's: not the user's."""
+    if filename.startswith("<"):
+        return filename == "<frozen runpy>" or filename.startswith("<frozen importlib")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.abspath(filename)
+    return path == os.path.abspath(runpy.__file__) or path.startswith(package + os.sep)
+
+
+def _ours_only(tb: TracebackType | None) -> bool:
+    """Whether no frame of the traceback is the user's (so no user code ran)."""
+    while tb is not None:
+        if not _ours(tb.tb_frame.f_code.co_filename):
+            return False
+        tb = tb.tb_next
+    return True
+
+
 def _print_user_traceback(error: BaseException) -> None:
     """Prints the traceback as `python SCRIPT` would: without our frames and runpy's in front."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    runners = {os.path.abspath(runpy.__file__), "<frozen runpy>"}
-
-    def ours(filename: str) -> bool:
-        return filename in runners or os.path.abspath(filename).startswith(package + os.sep)
-
     tb = error.__traceback__
-    while tb is not None and tb.tb_next is not None and ours(tb.tb_frame.f_code.co_filename):
+    while tb is not None and tb.tb_next is not None and _ours(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
     sys.excepthook(type(error), error.with_traceback(tb), tb)
 

@@ -20,9 +20,10 @@ def dynamic_loss_scale(kwargs):
     import lossscale_compat
 
     initial, multiplier = float(kwargs.get("initial_loss_scale", 2**15)), float(kwargs.get("multiplier", 2))
-    if math.isfinite(initial) and multiplier >= 1:
+    period = kwargs.get("increment_period", 2000)
+    if math.isfinite(initial) and multiplier >= 1 and not (isinstance(period, float) and not period.is_integer()):
         return lossscale_compat.DynamicLossScale(**kwargs)
-    with pytest.warns(UserWarning, match=r"DynamicLossScale\((initial_loss_scale|multiplier)="):
+    with pytest.warns(UserWarning, match=r"DynamicLossScale\((initial_loss_scale|multiplier|increment_period)="):
         return lossscale_compat.DynamicLossScale(**kwargs)
 
 

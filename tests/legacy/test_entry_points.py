@@ -109,3 +109,38 @@ def test_warnings_can_be_silenced(tmp_path, how):
     done = python(*args, "-m", "lossscale_compat", "run", str(script))
     assert done.returncode == 0, done.stderr
     assert ("LossScaleDeprecationWarning" in done.stderr) is (how == "not silenced"), done.stderr
+
+
+def _console_script():
+    path = os.path.join(os.path.dirname(sys.executable), "lossscale-compat")
+    if not os.path.exists(path):
+        pytest.skip("the lossscale-compat console script is not installed beside this interpreter")
+    return path
+
+
+def test_the_console_script_runs_a_module_of_the_current_directory(tmp_path):
+    (tmp_path / "mymod.py").write_text("import sys\nprint(__name__, sys.argv[1:])\n")
+    done = subprocess.run(
+        [_console_script(), "run", "-m", "mymod", "b"], env=ENV, cwd=tmp_path, capture_output=True, text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "__main__ ['b']"
+
+
+@pytest.mark.parametrize("how", ["python -m", "console script"])
+def test_a_module_that_does_not_exist_is_one_line(tmp_path, how):
+    command = [sys.executable, "-m", "lossscale_compat"] if how == "python -m" else [_console_script()]
+    done = subprocess.run(
+        [*command, "run", "-m", "no_such_mod"], env=ENV, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 1  # as `python -m no_such_mod`
+    assert done.stderr.strip().splitlines() == ["lossscale-compat run: No module named no_such_mod"], done.stderr
+
+
+def test_an_import_error_in_the_users_module_keeps_its_traceback(tmp_path):
+    (tmp_path / "needs.py").write_text("import no_such_dependency\n")
+    done = python("-m", "lossscale_compat", "run", "-m", "needs", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr and str(tmp_path / "needs.py") in done.stderr
+    assert done.stderr.strip().endswith("ModuleNotFoundError: No module named 'no_such_dependency'")

@@ -324,3 +324,35 @@ def test_a_big_flat_file_is_cut_and_joined_on_its_own():
 
 def test_likely_refused_when_the_second_half_rebinds_a_name_the_first_reads():
     assert _halves.likely_refused(b"import tensorflow as tf\nx = tf.constant(1)\n", b"tf = None\n")
+
+
+def _reads_names_one_regex(reader: bytes, binder: bytes) -> bool:
+    """The filter as it was: one regex of every name `binder` binds, searched in `reader` (quadratic)."""
+    import re
+
+    names = {m.group(1) or m.group(2) for m in _halves._TOP_LEVEL_NAME.finditer(binder)}
+    if not names:
+        return False
+    used = re.compile(rb"\b(?:" + b"|".join(map(re.escape, sorted(names))) + rb")\b(?![ \t]*=[^=])")
+    return used.search(reader) is not None
+
+
+@pytest.mark.parametrize(
+    "reader",
+    [
+        b"a = 1\nb: int = 2\n",
+        b"print(a)\n",
+        b"a == 2\n",
+        b"a  =\n",
+        b"ab = a_b\n",
+        b"f(a=1)\n",
+        b"x = 1 if b else 2\n",
+        b"c.a = 3\n",
+        b"a\t= 4\nb=5\n",
+        b"s = 'ab'\n",
+        b"a",
+    ],
+)
+def test_the_linear_name_filter_says_what_one_regex_of_every_name_said(reader):
+    binder = b"a = 1\nb: int = 2\nasync def c():\n    pass\nclass d:\n    pass\n"
+    assert _halves._reads_names_of(reader, binder) is _reads_names_one_regex(reader, binder)

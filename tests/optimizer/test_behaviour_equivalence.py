@@ -208,3 +208,18 @@ def test_usable_from_unittest():
     unittest.defaultTestLoader.loadTestsFromTestCase(Case).run(result)
     assert (result.testsRun, len(result.failures), len(result.errors)) == (2, 1, 0)
     assert "initial_scale: 4.0 (old) != 8.0 (new)" in result.failures[0][1]
+
+
+@pytest.mark.parametrize("steps", [0, -3, 2.5, True])
+def test_no_steps_is_refused_rather_than_passing_any_two_optimizers(steps):
+    different = (sgd_lso(initial_scale=8), sgd_lso(0.5, initial_scale=8))
+    with pytest.raises(ValueError, match=r"`steps` must be a whole number of at least 1, but got: "):
+        behaviour_difference(*different, steps=steps, nonfinite={})
+    assert behaviour_difference(*different, steps=1, nonfinite={})  # the same pair, one step: they differ
+
+
+@pytest.mark.parametrize("nonfinite", [{99: "nan"}, {4: "inf"}, {-1: "nan"}, {1.0: "nan"}])
+def test_a_nonfinite_step_outside_the_run_is_refused(nonfinite):
+    with pytest.raises(ValueError, match=r"`nonfinite` steps must be whole numbers from 0 to 3 \(there are 4 steps"):
+        assert_behaviour_equivalent(sgd_lso(), sgd_lso(), steps=4, nonfinite=nonfinite)
+    assert_behaviour_equivalent(sgd_lso(), sgd_lso(), steps=4, nonfinite={np.int64(3): "nan"})

@@ -1,6 +1,7 @@
 """`lossscale-compat equivalent OLD NEW` on TF 2.4.0's saved files and on files saved on this stack."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -75,11 +76,67 @@ def test_a_model_config_json_with_its_training_config_is_read(capsys, tmp_path):
                  "holds no optimizer config", id="uncompiled"),
     pytest.param(lambda tmp: (tmp / "bad.json").write_text('{"class_name": "Nope", "config": {}}') and
                  str(tmp / "bad.json"), "Unknown optimizer: Nope", id="unknown optimizer"),
+    pytest.param(lambda tmp: (tmp / "deep.json").write_text("[" * 100_000 + "]" * 100_000) and str(tmp / "deep.json"),
+                 "deep.json: its JSON is nested too deeply", id="nested 100,000 deep"),
+    pytest.param(lambda tmp: os.mkfifo(tmp / "fifo.json") or str(tmp / "fifo.json"),
+                 "fifo.json: not a regular file (a FIFO)", id="a FIFO"),
+    pytest.param(lambda tmp: "/dev/zero", "/dev/zero: not a regular file (a device)", id="a device"),
+    pytest.param(lambda tmp: _with_extra_inner_setting(tmp), "extra.json: cannot load an optimizer config: Cannot "
+                 "load this SGD config: ", id="an extra key"),
 ])
 def test_unreadable_side_is_one_line_and_exit_2(capsys, tmp_path, make, says):
     code, out, err = run(capsys, make(tmp_path), OPTIMIZER_JSON)
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.startswith("lossscale-compat equivalent: ") and says in err, err
+    assert "Unknown optimizer: SGD" not in err
+
+
+def _with_extra_inner_setting(tmp):
+    config = json.loads((GOLDEN_DIR / "tf24_lso_optimizer.json").read_text())
+    config["config"]["inner_optimizer"]["config"]["bogus"] = 1
+    (tmp / "extra.json").write_text(json.dumps(config))
+    return str(tmp / "extra.json")
+
+
+def test_deep_json_through_the_console_is_exit_2_and_one_line(tmp_path):
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    done = subprocess.run([sys.executable, "-m", "lossscale_compat", "equivalent", "deep.json", "deep.json"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2  # not 1, "not equivalent"
+    assert done.stderr.splitlines() == ["lossscale-compat equivalent: deep.json: its JSON is nested too deeply to be "
+                                        "an optimizer or model config; pass the file Keras saved."]
+
+
+def test_any_warning_loading_a_side_is_one_line_naming_the_file(capsys, tmp_path, monkeypatch):
+    from lossscale_compat import _equivalence
+
+    summary = _equivalence.config_summary
+
+    def warning_summary(config, *args, **kwargs):
+        import warnings
+
+        warnings.warn("first line\nsecond line", UserWarning)
+        warnings.warn("only deprecated", DeprecationWarning)
+        return summary(config, *args, **kwargs)
+
+    monkeypatch.setattr(_equivalence, "config_summary", warning_summary)
+    code, out, err = run(capsys, OPTIMIZER_JSON, OPTIMIZER_JSON)
+    assert code == 0
+    assert err.splitlines() == [f"lossscale-compat equivalent: {OPTIMIZER_JSON}: warning: first line"] * 2
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 2's own class, which ours is there, does not warn about a NaN scale")
+def test_a_warning_about_a_side_names_the_file_in_one_line(tmp_path):
+    config = json.loads((GOLDEN_DIR / "tf24_lso_optimizer.json").read_text())
+    config["config"]["initial_scale"] = float("nan")
+    (tmp_path / "nan.json").write_text(json.dumps(config))
+    done = subprocess.run([sys.executable, "-m", "lossscale_compat", "equivalent", OPTIMIZER_JSON, "nan.json"],
+                          capture_output=True, text=True, cwd=tmp_path,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert done.returncode == 1
+    warned = [line for line in done.stderr.splitlines() if "never recovers" in line]
+    assert warned == [line for line in warned if line.startswith("lossscale-compat equivalent: nan.json: warning: ")]
+    assert len(warned) == 1 and "UserWarning" not in done.stderr and "lossscale-compat:" not in done.stderr
 
 
 def test_the_command_line_dispatches_to_it():

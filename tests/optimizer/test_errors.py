@@ -195,3 +195,25 @@ def test_legacy_inner_optimizer_is_refused_with_keras2s_own_call(form, suggested
     KerasLossScaleOptimizer(tf.keras.optimizers.SGD(1.0), dynamic=False, initial_scale=128).minimize(
         lambda: ours_variable * 2.0, [ours_variable])
     assert float(suggested_variable.numpy()) == float(ours_variable.numpy()) != 1.0
+
+
+@pytest.mark.parametrize("cls", [LossScaleOptimizer, KerasLossScaleOptimizer])
+@pytest.mark.parametrize("config", [{}, {"dynamic": True}, ["SGD"]])
+def test_from_config_without_an_inner_optimizer_says_what_it_needs(cls, config):
+    with pytest.raises(ValueError, match=r"A LossScaleOptimizer config needs `inner_optimizer` \(TF 2.4, Keras 3\)") as caught:
+        cls.from_config(config)
+    assert isinstance(caught.value, KeyError)  # what TF 2.4 raised, for code that caught it
+    assert "Pass what the optimizer's `get_config()` returned." in str(caught.value)
+
+
+def test_from_config_with_a_setting_the_inner_optimizer_does_not_take_names_it():
+    config = KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.1)).get_config()
+    config["inner_optimizer"]["config"]["bogus"] = 1
+    with pytest.raises(ValueError, match=r"Cannot load this SGD config: .*bogus") as caught:
+        KerasLossScaleOptimizer.from_config(config)
+    assert "Unknown optimizer" not in str(caught.value)
+
+
+def test_from_config_with_an_inner_config_without_class_name_says_what_it_needs():
+    with pytest.raises(ValueError, match=r"An inner optimizer config needs `class_name` and `config`"):
+        KerasLossScaleOptimizer.from_config({"inner_optimizer": {"learning_rate": 0.1}})

@@ -30,6 +30,20 @@ def test_tf24_checkpoint_restores_and_training_continues_as_on_tf24(case):
     assert_states_match(case["continued"], train(model, optimizer, case["data_after"]["batches"]))
 
 
+@pytest.mark.skipif(not KERAS3, reason="Keras 2 still writes a model's variables under TF 2.4's names, which do match")
+def test_restore_tf24_checkpoint_of_a_checkpoint_written_on_this_stack_says_so(tmp_path):
+    """Its keys do start with 'model/' and 'optimizer/', but in today's layout: the error says that, not "no keys"."""
+    case = CHECKPOINTS[0]
+    model, optimizer = linear_model(case), build_optimizer(case["form"], case["inner"])
+    train(model, optimizer, case["data_before"]["batches"])
+    path = tf.train.Checkpoint(model=model, optimizer=optimizer).write(str(tmp_path / "ckpt"))
+    with pytest.raises(ValueError, match=r"Nothing in .* matched, although \d+ keys start with 'model'/ or "
+                       r"'optimizer'/ .*laid out as today's Keras writes them") as caught:
+        lossscale_compat.restore_tf24_checkpoint(path, model=linear_model(case),
+                                                 optimizer=build_optimizer(case["form"], case["inner"]))
+    assert "no keys start with" not in str(caught.value)
+
+
 @pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
 def test_modern_checkpoint_round_trip_continues_as_on_tf24(case, tmp_path):
     """Saved and restored with tf.train.Checkpoint on this stack, training continues as TF 2.4.0's did."""
