@@ -40,20 +40,64 @@ def test_keras3_custom_loop_with_scaled_gradients_matches_tf24(case, mode):
     assert_states_match(case["modes"][mode]["steps"], run_linear(case, mode, keras3_step), **tolerance(case))
 
 
+def mixed_float16_model(case):
+    model = tf.keras.Sequential([
+        tf.keras.Input(shape=(3,)),
+        tf.keras.layers.Dense(2, activation="relu", name="dense_0"),
+        tf.keras.layers.Dense(1, name="dense_1"),
+    ])
+    model.set_weights([np.array(case["initial_weights"][layer][w], np.float32)
+                       for layer in ("dense_0", "dense_1") for w in ("kernel", "bias")])
+    return model
+
+
+def float16_overflows(case, jit):
+    """Which steps overflow in float16 when the case's model is trained by hand, with no optimizer class at all.
+
+    A plain loop: the loss times a dynamic scale (halved on overflow, doubled after 2 good steps), and an SGD
+    step on the finite gradients.
+    """
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = mixed_float16_model(case)
+        scale = tf.Variable(2.0**15)
+        good = tf.Variable(0)
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.cast(model(x), tf.float32) - y)) * scale
+            grads = tape.gradient(loss, model.trainable_variables)
+            finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in grads])
+            if finite:
+                for variable, grad in zip(model.trainable_variables, grads):
+                    variable.assign_sub(0.01 * grad / scale)
+                good.assign_add(1)
+                if good >= 2:
+                    scale.assign(scale * 2.0)
+                    good.assign(0)
+            else:
+                scale.assign(scale / 2.0)
+                good.assign(0)
+            return finite
+
+        step = tf.function(step, jit_compile=jit)
+        return [not bool(step(*batch(data))) for data in case["data"]["batches"]]
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+
+
 @pytest.mark.parametrize("mode", ["eager", "function", "jit"])
 @pytest.mark.parametrize("case", OPTIMIZER_GOLDENS["mixed_float16"],
                          ids=[c["name"] for c in OPTIMIZER_GOLDENS["mixed_float16"]])
 def test_mixed_float16_model_matches_tf24(case, mode):
     """float16 overflow skips steps and backs the scale off exactly as on TF 2.4.0."""
+    if mode == "jit" and float16_overflows(case, jit=True) != float16_overflows(case, jit=False):
+        # TF 2.16 and 2.17's XLA on CPU; TF 2.4.0's XLA overflowed exactly where its eager mode did.
+        pytest.skip(f"TensorFlow {tf.__version__}'s XLA finds other float16 overflows than its own eager mode in a "
+                    "loop that uses no optimizer class (docs/support.md)")
     tf.keras.mixed_precision.set_global_policy("mixed_float16")
     try:
-        model = tf.keras.Sequential([
-            tf.keras.Input(shape=(3,)),
-            tf.keras.layers.Dense(2, activation="relu", name="dense_0"),
-            tf.keras.layers.Dense(1, name="dense_1"),
-        ])
-        model.set_weights([np.array(case["initial_weights"][layer][w], np.float32)
-                           for layer in ("dense_0", "dense_1") for w in ("kernel", "bias")])
+        model = mixed_float16_model(case)
         optimizer = build_optimizer(case["form"], case["inner"])
         variables = model.trainable_variables
 
