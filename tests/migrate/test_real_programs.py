@@ -82,6 +82,28 @@ MIGRATED_XFAIL = {
 }
 
 
+_GRAPH_REWRITE = ("tf.train.experimental.enable_mixed_precision_graph_rewrite(",
+                  "lossscale_compat.enable_mixed_precision_graph_rewrite(")
+_EXPERIMENTAL_POLICY = ("tf.keras.mixed_precision.experimental.Policy(", "lossscale_compat.Policy(")
+# What issue 25's codemod rules are to write at the sites today's codemod leaves: the run-time fallbacks, applied
+# to the original program before today's codemod migrates the rest.
+FALLBACK_EDITS = {
+    "real_mp_guide": [("from tensorflow.keras.mixed_precision import experimental as mixed_precision",
+                       "from lossscale_compat import keras_experimental as mixed_precision")],
+    "real_resnet_ctl": [_GRAPH_REWRITE, _EXPERIMENTAL_POLICY,
+                        ("isinstance(optimizer, tf.keras.mixed_precision.experimental.LossScaleOptimizer)",
+                         "isinstance(optimizer, lossscale_compat.AnyLossScaleOptimizer)")],
+    "real_transformer_rewrite": [_GRAPH_REWRITE],
+    "real_efficientdet": [("isinstance(self.optimizer, tf.keras.mixed_precision.experimental.LossScaleOptimizer)",
+                           "isinstance(self.optimizer, lossscale_compat.AnyLossScaleOptimizer)"),
+                          ("tf2.keras.mixed_precision.experimental.Policy(policy_name, loss_scale=None)",
+                           "lossscale_compat.Policy(policy_name, loss_scale=None)")],
+    "real_classifier_trainer": [_EXPERIMENTAL_POLICY],
+}
+# (program, target) -> why the program does not yet train as on TF 2.4.0 with the fallbacks in place.
+FALLBACK_XFAIL = {("real_resnet_ctl", "keras3"): _KERAS3_APPLY}
+
+
 def _xfail(request: pytest.FixtureRequest, reason: str | None) -> None:
     if reason:
         request.node.add_marker(pytest.mark.xfail(strict=True, reason=reason))
@@ -135,18 +157,25 @@ def _run(program: Path, out: Path, env: dict, legacy: bool) -> dict:
     return json.loads(out.read_text())
 
 
-def _migrate(tmp_path: Path, name: str, target: str) -> tuple[Path, dict]:
-    """Copies a program and its harness to tmp_path, migrates it with the real CLI; returns it and its report."""
-    for file in (name + ".py", "_harness.py"):
-        shutil.copy(EXAMPLES / file, tmp_path / file)
+def _migrate(tmp_path: Path, name: str, target: str, edits: list | None = None) -> tuple[Path, dict]:
+    """Copies a program (with `edits` made) and its harness to tmp_path, migrates it with the real CLI; returns it
+    and its report."""
+    shutil.copy(EXAMPLES / "_harness.py", tmp_path / "_harness.py")
     program, report = tmp_path / f"{name}.py", tmp_path / "report.json"
+    source = (EXAMPLES / f"{name}.py").read_text()
+    if edits is not None:
+        for old, new in edits:
+            assert old in source, old
+            source = source.replace(old, new)
+        source = source.replace("import tensorflow as tf\n", "import tensorflow as tf\n\nimport lossscale_compat\n", 1)
+    program.write_text(source)
     done = subprocess.run(
         [sys.executable, "-m", "lossscale_compat", "migrate", "--write", "--target", target,
          "--report", str(report), str(program)],
         capture_output=True, text=True, env=_env(target),
     )
     (entry,) = json.loads(report.read_text())["files"]
-    assert entry["status"] == "changed", entry
+    assert entry["status"] == "changed" or (edits is not None and entry["status"] == "unchanged"), entry
     # Exit 1: sites were left for a person (their warnings are in the report); anything else is a failure.
     assert done.returncode in (0, 1), done.stdout + done.stderr
     return program, entry
@@ -181,4 +210,18 @@ def test_real_program_migrated_runs_as_on_tf24(name, target, tmp_path, request):
     got = _run(program, tmp_path / f"{name}.out.json", _env(target), legacy=False)
     # Keras 3's own class (built by compile, or written by the codemod) leaves skipped steps out of `iterations`;
     # lossscale_compat's classes count them, as TF 2.4 did. Either is a documented contract; nothing else is.
+    assert_trains_like_tf24(got, _golden(name), PROGRAMS[name], keras3_iterations=target == "keras3")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", sorted(FALLBACK_EDITS))
+def test_real_program_with_runtime_fallbacks_runs_as_on_tf24(name, target, tmp_path, request):
+    """With lossscale_compat's run-time fallbacks at the sites today's codemod leaves (`FALLBACK_EDITS`), and the
+    rest migrated, each program runs and gives TF 2.4.0's numbers: what issue 25's rules are to produce."""
+    _require(target)
+    _xfail(request, FALLBACK_XFAIL.get((name, target)))
+    program, entry = _migrate(tmp_path, name, target, FALLBACK_EDITS[name])
+    imports = [line for line in program.read_text().splitlines() if line.startswith(("import ", "from "))]
+    assert not [line for line in imports if "experimental" in line and "lossscale_compat" not in line], imports
+    got = _run(program, tmp_path / f"{name}.out.json", _env(target), legacy=False)
     assert_trains_like_tf24(got, _golden(name), PROGRAMS[name], keras3_iterations=target == "keras3")
