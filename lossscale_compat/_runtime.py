@@ -1,4 +1,4 @@
-"""Run-time fallbacks for migrated code: what the codemod cannot decide at edit time, decided when called, as TF 2.4 did.
+"""Run-time fallbacks for migrated code: what the codemod cannot decide when editing, decided when called.
 
 Each keeps TF 2.4's behaviour on today's stacks without legacy mode: the graph rewrite of an optimizer of unknown
 kind, a `Policy` whose loss scale reaches `compile`, `isinstance` against TF 2.4's loss-scale optimizer classes,
