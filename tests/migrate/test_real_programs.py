@@ -225,3 +225,18 @@ def test_real_program_with_runtime_fallbacks_runs_as_on_tf24(name, target, tmp_p
     assert not [line for line in imports if "experimental" in line and "lossscale_compat" not in line], imports
     got = _run(program, tmp_path / f"{name}.out.json", _env(target), legacy=False)
     assert_trains_like_tf24(got, _golden(name), PROGRAMS[name], keras3_iterations=target == "keras3")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_second_migrate_of_the_real_programs_changes_nothing(target, tmp_path):
+    """One pass is enough: `migrate --write` run again on its own output leaves every file as it was."""
+    for name in PROGRAMS:
+        shutil.copy(EXAMPLES / f"{name}.py", tmp_path / f"{name}.py")
+    command = [sys.executable, "-m", "lossscale_compat", "migrate", "--write", "--target", target, str(tmp_path)]
+    first = subprocess.run(command, capture_output=True, text=True)
+    assert first.returncode in (0, 1), first.stdout + first.stderr
+    migrated = {path.name: path.read_bytes() for path in tmp_path.glob("*.py")}
+    assert all(migrated[f"{name}.py"] != (EXAMPLES / f"{name}.py").read_bytes() for name in PROGRAMS)
+    second = subprocess.run(command, capture_output=True, text=True)
+    assert second.returncode in (0, 1), second.stdout + second.stderr
+    assert {path.name: path.read_bytes() for path in tmp_path.glob("*.py")} == migrated
