@@ -19,6 +19,12 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
     from lossscale_compat._loss_scale import DynamicLossScale, FixedLossScale, LossScale, deserialize, get, serialize
     from lossscale_compat._monitor import LossScaleMonitor, loss_scale_metrics, write_loss_scale_summaries
     from lossscale_compat._optimizer import KerasLossScaleOptimizer, LossScaleOptimizer
+    from lossscale_compat._runtime import (
+        AnyLossScaleOptimizer,
+        Policy,
+        enable_mixed_precision_graph_rewrite,
+        keras_experimental,
+    )
     from lossscale_compat._stacks import UntestedStackWarning
     from lossscale_compat.legacy import install, uninstall
 
@@ -26,6 +32,7 @@ __version__ = "0.1.0"
 
 # Public name -> private module that defines it.
 _PUBLIC = {
+    "AnyLossScaleOptimizer": "lossscale_compat._runtime",
     "DynamicLossScale": "lossscale_compat._loss_scale",
     "FixedLossScale": "lossscale_compat._loss_scale",
     "KerasLossScaleOptimizer": "lossscale_compat._optimizer",
@@ -33,12 +40,15 @@ _PUBLIC = {
     "LossScaleDeprecationWarning": "lossscale_compat._deprecation",
     "LossScaleMonitor": "lossscale_compat._monitor",
     "LossScaleOptimizer": "lossscale_compat._optimizer",
+    "Policy": "lossscale_compat._runtime",
     "UntestedStackWarning": "lossscale_compat._stacks",
     "assert_equivalent": "lossscale_compat._equivalence",
     "config_differences": "lossscale_compat._equivalence",
     "deserialize": "lossscale_compat._loss_scale",
+    "enable_mixed_precision_graph_rewrite": "lossscale_compat._runtime",
     "get": "lossscale_compat._loss_scale",
     "install": "lossscale_compat.legacy",
+    "keras_experimental": "lossscale_compat._runtime",
     "load_tf24_h5": "lossscale_compat._h5",
     "loss_scale_metrics": "lossscale_compat._monitor",
     "restore_tf24_checkpoint": "lossscale_compat._checkpoint",
@@ -48,6 +58,7 @@ _PUBLIC = {
 }
 
 __all__ = (
+    "AnyLossScaleOptimizer",
     "DynamicLossScale",
     "FixedLossScale",
     "KerasLossScaleOptimizer",
@@ -55,12 +66,15 @@ __all__ = (
     "LossScaleDeprecationWarning",
     "LossScaleMonitor",
     "LossScaleOptimizer",
+    "Policy",
     "UntestedStackWarning",
     "assert_equivalent",
     "config_differences",
     "deserialize",
+    "enable_mixed_precision_graph_rewrite",
     "get",
     "install",
+    "keras_experimental",
     "load_tf24_h5",
     "loss_scale_metrics",
     "restore_tf24_checkpoint",

@@ -34,6 +34,10 @@ DETAILS = {
     "behaviour_difference": "equivalence.md",
     "config_summary": "equivalence.md",
     "modern_equivalent": "equivalence.md",
+    "AnyLossScaleOptimizer": "migration.md",
+    "Policy": "migration.md",
+    "enable_mixed_precision_graph_rewrite": "migration.md",
+    "keras_experimental": "migration.md",
 }
 MODULES = ("lossscale_compat", "lossscale_compat.testing")
 

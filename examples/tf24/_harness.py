@@ -80,3 +80,25 @@ def emit(result, path):
             f.write(text)
     else:
         sys.stdout.write(text)
+
+
+def recording_callback(recorder):
+    """Returns a Keras callback that records each `fit` batch of its model's optimizer into `recorder`."""
+    import tensorflow as tf
+
+    class RecordSteps(tf.keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            self.before = weights_of(self.model.trainable_variables)
+
+        def on_train_batch_end(self, batch, logs=None):
+            recorder.step_done(self.model.optimizer, self.before, weights_of(self.model.trainable_variables))
+
+    return RecordSteps()
+
+
+def initial_weights(model, seed):
+    """Sets `model`'s weights to seeded uniform values, the same on every stack; returns them."""
+    rng = np.random.RandomState(seed)
+    values = [rng.uniform(-0.5, 0.5, size=w.shape).astype("float32") for w in model.get_weights()]
+    model.set_weights(values)
+    return values
