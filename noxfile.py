@@ -44,7 +44,7 @@ def install_stack(session: nox.Session, name: str, extras: str = "") -> dict:
 def tests(session: nox.Session, stack: str) -> None:
     """Runs the whole suite on the three main stacks, and the core tests (lossscale_compat/_stacks.py) on the rest."""
     env = install_stack(session, stack, "[test]")
-    selected = [] if stacks.STACKS_BY_NAME[stack].full_suite else list(stacks.CORE_TESTS)
+    selected = [] if stacks.STACKS_BY_NAME[stack].full_suite else ["-n", "2", *stacks.CORE_TESTS]
     if any(Path(arg.split("::")[0]).exists() for arg in session.posargs):  # tests named on the command line
         selected = []
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """The support matrix is one table, and a stack outside it is warned about once, without stopping the program."""
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +53,8 @@ def test_the_installed_stack_is_inside_the_range():
     from lossscale_compat import _flavour
 
     assert _stacks.untested_reason(tf.__version__, _flavour.keras_version()) is None
+
+
+def test_every_core_test_path_exists():
+    root = Path(__file__).resolve().parents[1]
+    assert [path for path in _stacks.CORE_TESTS if not (root / path).exists()] == []
