@@ -12,10 +12,6 @@ from . import _warnings as w
 if TYPE_CHECKING:
     import ast
 
-    import libcst as cst
-
-    from .migrate_loss_scale import MigrateLossScaleCommand
-
 # A file can only need a change if it mentions one of these (bytes, case-sensitive).
 _NEEDS_TENSORFLOW = (b"mixed_precision", b"LossScale")
 _LOOP_METHODS = (b"get_scaled_loss", b"get_unscaled_gradients")
@@ -178,25 +174,13 @@ def transform_code(data: bytes, target: str, filename: str = "") -> tuple[bytes,
     import libcst as cst
     from libcst.codemod import CodemodContext
 
-    from .migrate_loss_scale import MigrateLossScaleCommand
+    from .migrate_loss_scale import MigrateLossScaleCommand, prints
 
     module = cst.parse_module(data)
     command = MigrateLossScaleCommand(CodemodContext(filename=filename), target=target, source=data)
     new_module = command.transform_module(module)
     printed, new = prints(command, module, new_module)
     return printed, new, list(command.findings)
-
-
-def prints(command: MigrateLossScaleCommand, module: cst.Module, new_module: cst.Module) -> tuple[bytes, bytes]:
-    """(libcst's print of the module `command` transformed, the print of its result), as bytes."""
-    from . import _positions
-
-    printed = command.printed if command.printed is not None else _positions.plain_code(module).encode(module.encoding)
-    if command.input_print is not None and command.input_print.module is module:
-        new = command.input_print.print_of(new_module)
-    else:
-        new = _positions.plain_code(new_module)
-    return printed, new.encode(new_module.encoding)
 
 
 def splice(original: bytes, printed: bytes, new: bytes) -> bytes | None:

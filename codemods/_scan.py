@@ -1,25 +1,20 @@
-"""The site scan: one walk for parents and the nodes the rules look at, libcst's scopes, and name resolution."""
+"""The site scan: one walk for parents and the nodes the rules look at, and name resolution through `_scopes`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider, QualifiedName, QualifiedNameSource
 
 from lossscale_compat import _mapping
 
-from . import _tf1
 from . import _warnings as w
 from ._fields import named_children
 from ._scopes import Binding, FunctionScope
 from ._state import CommandState
-from ._values import _chain, _Expr, full_name
-
-if TYPE_CHECKING:
-    from .migrate_loss_scale import MigrateLossScaleCommand
+from ._values import _chain, _Expr, full_name, optimizer_like
 
 SUPPRESS_RE = re.compile(r"#\s*lossscale-compat:\s*ignore\b")
 
@@ -95,7 +90,7 @@ class _SiteCollector:
     would: a `visit_*` that returns False skips the node's subtree.
     """
 
-    def __init__(self, command: MigrateLossScaleCommand, sites: list[tuple[_Expr, str]], loops: list[cst.Call]) -> None:
+    def __init__(self, command: SiteScan, sites: list[tuple[_Expr, str]], loops: list[cst.Call]) -> None:
         self.command = command
         self.sites = sites
         self.loops = loops
@@ -159,7 +154,7 @@ class _SiteCollector:
         elif (
             node.attr.value == "loss_scale"
             and isinstance(node.value, (cst.Name, cst.Attribute))
-            and _tf1.optimizer_like(node.value)
+            and optimizer_like(node.value)
             and not self.command.is_suppressed(node)
         ):
             self.command._other_scale_reads.append(node)

@@ -207,3 +207,12 @@ def _restyle_aliases(original: Sequence[cst.ImportAlias], new: list[cst.ImportAl
     out = [alias.with_changes(comma=separator) for alias in new[:-1]]
     out.append(new[-1].with_changes(comma=trailing))
     return out
+
+
+def optimizer_like(node: cst.BaseExpression) -> bool:
+    """Whether a receiver's last name reads as an optimizer (`opt`, `optimizer`, `self.model_optimizer`)."""
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
+    if not isinstance(name, str):
+        return False
+    name = name.lower()
+    return name in ("opt", "optimizer") or name.endswith(("_opt", "_optimizer"))

@@ -618,3 +618,13 @@ class MigrateLossScaleCommand(
         if not kept:
             return cst.RemovalSentinel.REMOVE
         return updated_node.with_changes(names=_restyle_aliases(updated_node.names, kept))
+
+
+def prints(command: MigrateLossScaleCommand, module: cst.Module, new_module: cst.Module) -> tuple[bytes, bytes]:
+    """(libcst's print of the module `command` transformed, the print of its result), as bytes."""
+    printed = command.printed if command.printed is not None else _positions.plain_code(module).encode(module.encoding)
+    if command.input_print is not None and command.input_print.module is module:
+        new = command.input_print.print_of(new_module)
+    else:
+        new = _positions.plain_code(new_module)
+    return printed, new.encode(new_module.encoding)
