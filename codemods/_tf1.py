@@ -222,4 +222,3 @@ def builds_shim_optimizer(command: SiteScan) -> bool:
             ):
                 return True
     return False
-

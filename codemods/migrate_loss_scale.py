@@ -8,21 +8,18 @@ It only orchestrates: the site scan and name resolution are in `codemods._scan`,
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
 import re
-from collections.abc import Iterator
 from typing import Any, TypeVar, cast
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import MetadataWrapper
 
 from lossscale_compat import _mapping, _translation
 
 from . import _imports, _positions, _scopes, _tf1
 from . import _warnings as w
 from ._import_plan import ImportPlanning
+from ._libcst_internals import ResolveWithoutCopy
 from ._scan import SUPPRESS_RE, _SiteCollector
 from ._state import Decision
 from ._values import (
@@ -63,6 +60,7 @@ class MigrateLossScaleCommand(
     PolicyRule,
     GraphRewriteRule,
     CustomLoopRule,
+    ResolveWithoutCopy,
     CodemodCommand,
     cst.CSTTransformer,
 ):
@@ -158,18 +156,6 @@ class MigrateLossScaleCommand(
                 parent = self._parents.get(parent)
 
     # ------------------------------------------------------------------ analysis
-    @contextlib.contextmanager
-    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
-        """libcst's, without the deep copy of the module it makes first: the engine parses a fresh one per file."""
-        previous = self.context.wrapper
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        with self.resolve(wrapper):
-            self.context = dataclasses.replace(self.context, wrapper=wrapper)
-            try:
-                yield wrapper.module
-            finally:
-                self.context = dataclasses.replace(self.context, wrapper=previous)
-
     def visit_Module(self, node: cst.Module) -> bool:
         self.findings = []
         self._pending = []
