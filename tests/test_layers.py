@@ -18,9 +18,28 @@ CODEMOD_LAYERS = {
     "cli": {"cli"},
     "engine": {"_engine", "_halves", "_notebook"},
     "command": {"migrate_loss_scale", "_import_plan"},
-    "rules": {"rules", "rules.custom_loop", "rules.graph_rewrite", "rules.loss_scale", "rules.optimizer", "rules.policy"},
+    "rules": {
+        "rules",
+        "rules.custom_loop",
+        "rules.graph_rewrite",
+        "rules.loss_scale",
+        "rules.optimizer",
+        "rules.policy",
+    },
     "facts": {"_scan", "_tf1", "_scopes", "_state"},
-    "helpers": {"_libcst_internals", "_values", "_fields", "_positions", "_imports", "_warnings", "_linediff", "_doctable", "_files", "_write"},
+    "helpers": {
+        "_prefilter",
+        "_libcst_internals",
+        "_values",
+        "_fields",
+        "_positions",
+        "_imports",
+        "_warnings",
+        "_linediff",
+        "_doctable",
+        "_files",
+        "_write",
+    },
 }
 CODEMOD_ORDER = list(CODEMOD_LAYERS)
 
