@@ -10,6 +10,7 @@ from . import _linediff
 from . import _warnings as w
 from ._prefilter import may_match, may_match_ast, surely_matches  # and the CLI's and notebooks' prefilter
 
+
 @dataclasses.dataclass
 class FileResult:
     """The outcome of migrating one file."""
