@@ -28,6 +28,7 @@ CODEMOD_LAYERS = {
     },
     "facts": {"_scan", "_tf1", "_scopes", "_state"},
     "helpers": {
+        "_edits",
         "_prefilter",
         "_libcst_internals",
         "_values",

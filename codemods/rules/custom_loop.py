@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import libcst as cst
 
 from .. import _tf1
 from .. import _warnings as w
+from .._edits import FirstArgument, FixedFactor, NewAttr, ShimWrap, SiteEdit, Wrap
 from .._scan import SiteScan
-from .._state import Decision
 from .._values import _called_name, _calls_in, _Expr, _has_comment, _root, _Unsafe
-from ..rules.optimizer import _LOOP_SHIM
+from ..rules.optimizer import LOOP_SHIM
 
 # Where unscaled gradients go besides `apply_gradients`, by the name of the function or method they are
 # passed to: each is a place where Keras 3's contract (scaled gradients in) would change the results.
@@ -45,30 +46,34 @@ def _flow_of_calls(calls: Sequence[cst.Call]) -> str | None:
 class CustomLoopRule(SiteScan):
     """Plans the Keras 3 custom-loop rewrites, or keeps the loop on TF 2.4's contract."""
 
-    def _shim_escaping(self, decisions: dict[_Expr, Decision], loops: list[cst.Call]) -> None:
+    def _shim_escaping(self, decisions: dict[_Expr, SiteEdit], loops: list[cst.Call]) -> None:
         """Builds an experimental LossScaleOptimizer whose object leaves the module with our class (Keras 3).
 
         Callers the codemod cannot see may call TF 2.4's methods on it; a loop here rewritten for Keras 3's
         class on the same object keeps it on Keras 3's class.
         """
-        for site, (kind, payload) in list(decisions.items()):
-            if kind != "wrap" or payload[4].rule != "loss_scale_optimizer" or not _tf1.escapes(self, payload[0]):
+        for site, edit in list(decisions.items()):
+            if (
+                not isinstance(edit, Wrap)
+                or edit.row.rule != "loss_scale_optimizer"
+                or not _tf1.escapes(self, edit.call)
+            ):
                 continue
-            self._lso_calls = {payload[0]}
+            self._lso_calls = {edit.call}
             traced = any(
                 isinstance(call.func, cst.Attribute) and self._is_migrated_optimizer(call.func.value) for call in loops
             )
             self._lso_calls = set()
             if not traced:
-                decisions[site] = ("escape_shim", (*payload[:3], _LOOP_SHIM, payload[4]))
+                decisions[site] = ShimWrap(dataclasses.replace(edit, new_name=LOOP_SHIM), w.ESCAPING_SHIM_NOTE)
 
-    def _keep_loops_on_shim(self, decisions: dict[_Expr, Decision], loops: list[cst.Call]) -> bool:
+    def _keep_loops_on_shim(self, decisions: dict[_Expr, SiteEdit], loops: list[cst.Call]) -> bool:
         """Builds this file's TF 2.4 optimizers with our class when its custom loop cannot be rewritten.
 
         Keras 3's class has no `get_scaled_loss`/`get_unscaled_gradients`, so rewriting the construction
         while leaving such a call would leave a file that fails at run time. Returns whether it did.
         """
-        built = {payload[0] for kind, payload in decisions.values() if kind in ("wrap", "fixed_factor")}
+        built: set[cst.CSTNode] = {edit.call for edit in decisions.values() if isinstance(edit, (Wrap, FixedFactor))}
         if not loops or not built:
             return False
         self._lso_calls = built
@@ -82,13 +87,10 @@ class CustomLoopRule(SiteScan):
         for call, code in problems:
             if code is not None:
                 self._warn(call, code)
-        for site, (kind, payload) in list(decisions.items()):
-            if kind not in ("wrap", "fixed_factor"):
-                continue
-            call, opt, scale = payload[:3]
-            row = payload[4] if kind == "wrap" else payload[3]  # (call, opt, scale, name, row) / (..., row, compiles)
-            if row.rule == "loss_scale_optimizer":
-                decisions[site] = ("loop_shim", (call, opt, scale, _LOOP_SHIM, row))
+        for site, edit in list(decisions.items()):
+            if isinstance(edit, (Wrap, FixedFactor)) and edit.row.rule == "loss_scale_optimizer":
+                wrap = Wrap(edit.call, edit.opt, edit.scale, LOOP_SHIM, edit.row)
+                decisions[site] = ShimWrap(wrap, w.LOOP_SHIM_NOTE)
         return True
 
     def _is_migrated_optimizer(self, receiver: _Expr) -> bool:
@@ -146,7 +148,7 @@ class CustomLoopRule(SiteScan):
             self._warn(call, w.BAD_ARGUMENTS)
             return
         if method == "get_scaled_loss":
-            self._replace[call.func] = ("attr", "scale_loss")
+            self._replace[call.func] = NewAttr("scale_loss")
             return
         try:
             self._plan_unscaled(call)
@@ -215,7 +217,7 @@ class CustomLoopRule(SiteScan):
             return
         for call, method in zip(calls, methods):
             if method == "get_scaled_loss":
-                self._replace[call.func] = ("attr", "scale_loss")
+                self._replace[call.func] = NewAttr("scale_loss")
             self._warn(call, w.UNTRACED_LOOP_NOTE)
         for plan in plans:
             self._apply_unscaled(*plan)
@@ -282,7 +284,7 @@ class CustomLoopRule(SiteScan):
         ):
             self._warn(read, w.UNSUPPORTED_USE)
             return
-        self._replace[read] = ("attr", "dynamic_scale")
+        self._replace[read] = NewAttr("dynamic_scale")
         self._warn(read, w.SCALE_READ_NOTE)
 
     def _plan_unscaled(self, call: cst.Call) -> None:
@@ -291,7 +293,7 @@ class CustomLoopRule(SiteScan):
     def _apply_unscaled(self, uses: list[cst.CSTNode], source: cst.Name | None, drop: cst.CSTNode) -> None:
         """Renames `uses` to `source` and drops the statement `drop`; a call `drop` becomes its argument."""
         if isinstance(drop, cst.Call):
-            self._replace[drop] = ("argument",)
+            self._replace[drop] = FirstArgument()
             return
         if source is not None:
             for node in uses:

@@ -23,7 +23,7 @@ _BIAS_CORRECTED_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "Nadam"})
 _ITERATION_KEYWORDS = frozenset({"use_ema", "ema_overwrite_frequency", "gradient_accumulation_steps"})
 
 # Why an experimental LossScaleOptimizer call goes to lossscale_compat's class instead of being left alone.
-_SHIM_INSTEAD = frozenset(
+SHIM_INSTEAD = frozenset(
     {
         w.LOSS_SCALE_NOT_VISIBLE,
         w.MULTIPLIER_NOT_TWO,
@@ -34,7 +34,7 @@ _SHIM_INSTEAD = frozenset(
 )
 
 # TF 2.4's non-experimental class, ours: the modern keyword arguments with TF 2.4's custom-loop contract.
-_LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
+LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
 
 
 class OptimizerRule(SiteScan):

@@ -7,8 +7,8 @@ import libcst as cst
 from lossscale_compat import _mapping
 
 from .. import _warnings as w
+from .._edits import NewName, NewPolicy, SiteEdit
 from .._scan import SiteScan
-from .._state import Decision
 from .._values import _Expr, _has_comment, _string, _Unsafe
 
 _FLOAT16_POLICY = "mixed_float16"
@@ -17,10 +17,10 @@ _FLOAT16_POLICY = "mixed_float16"
 class PolicyRule(SiteScan):
     """Decides a `Policy(name, loss_scale=...)` call."""
 
-    def _decide_policy(self, call: cst.Call, bound: dict[str, cst.Arg], row: _mapping.Rename) -> Decision:
+    def _decide_policy(self, call: cst.Call, bound: dict[str, cst.Arg], row: _mapping.Rename) -> SiteEdit:
         new_name = _mapping.replacement(row, self.target)
         if "loss_scale" not in bound:
-            return ("rename", new_name)
+            return NewName(new_name)
         name = _string(bound["name"].value)
         scale = bound["loss_scale"].value
         scale_text = _string(scale)
@@ -33,7 +33,7 @@ class PolicyRule(SiteScan):
         )
         if _has_comment(bound["loss_scale"]) or not (droppable or self._no_scale_policy(name, scale)):
             raise _Unsafe(w.POLICY_LOSS_SCALE)
-        return ("policy" if droppable else "policy_warned", (call, bound["name"], new_name))
+        return NewPolicy(call, bound["name"], new_name, None if droppable else w.POLICY_NO_LOSS_SCALE)
 
     @staticmethod
     def _no_scale_policy(name: str | None, scale: _Expr) -> bool:
