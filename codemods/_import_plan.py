@@ -9,16 +9,16 @@ from lossscale_compat import _mapping
 from . import _warnings as w
 from ._edits import Keep, SiteEdit, new_name_of
 from ._scan import SiteScan
-from ._values import _dotted_expression, _Expr, _root, _Unsafe, full_name
+from ._values import Expr, Unsafe, dotted_expression, full_name, root_of
 
 
 class ImportPlanning(SiteScan):
     """Plans the imports of a file from the decisions the rules made for its sites."""
 
-    def _plan_local_aliases(self, decisions: dict[_Expr, SiteEdit]) -> None:
+    def _plan_local_aliases(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Drops each function-local alias of a TF 2.4-only module once all its uses are rewritten, else warns."""
-        rewritten = {_root(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        rewritten |= {_root(node) for node in self._folded}
+        rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+        rewritten |= {root_of(node) for node in self._folded}
         for module, statement, scope in (alias for aliases in self._local_aliases.values() for alias in aliases):
             if module not in _mapping.LEGACY_MODULES or self.is_suppressed(statement):
                 continue
@@ -29,10 +29,10 @@ class ImportPlanning(SiteScan):
             else:
                 self._warn(statement, w.IMPORT_KEPT)
 
-    def _warn_kept_imports(self, decisions: dict[_Expr, SiteEdit]) -> None:
+    def _warn_kept_imports(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Warns on each import of a TF 2.4 name that stays because some use of it was left alone."""
-        covered = {_root(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        covered |= {_root(node) for node in self._folded}
+        covered = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+        covered |= {root_of(node) for node in self._folded}
         for name, (qualified, statement, _alias) in self._bindings.items():
             if qualified not in _mapping.LEGACY_MODULES and qualified not in _mapping.BY_OLD_NAME:
                 continue
@@ -42,7 +42,7 @@ class ImportPlanning(SiteScan):
             if any(node not in covered for node in references):
                 self._warn(statement, w.IMPORT_KEPT)
 
-    def _site_binding(self, site: _Expr) -> str | None:
+    def _site_binding(self, site: Expr) -> str | None:
         """Returns the module-level from-import binding a bare-name site uses, if any."""
         if isinstance(site, cst.Name) and site.value in self._bindings:
             binding = self._bindings[site.value]
@@ -50,7 +50,7 @@ class ImportPlanning(SiteScan):
                 return site.value
         return None
 
-    def _plan_imports(self, decisions: dict[_Expr, SiteEdit]) -> None:
+    def _plan_imports(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Decides, per legacy from-import, whether it is rewritten in place, dropped or kept."""
         by_binding: dict[str, list[SiteEdit]] = {}
         for site, edit in decisions.items():
@@ -90,13 +90,13 @@ class ImportPlanning(SiteScan):
                 if not self.is_suppressed(statement) and self._all_uses_rewritten(name, decisions):
                     self._import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
 
-    def _all_uses_rewritten(self, name: str, decisions: dict[_Expr, SiteEdit]) -> bool:
+    def _all_uses_rewritten(self, name: str, decisions: dict[Expr, SiteEdit]) -> bool:
         """Whether every use of the module-level `name` is rewritten away from it (or folded into a rewrite)."""
-        rewritten = {_root(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        rewritten |= {_root(node) for node in self._folded}
+        rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+        rewritten |= {root_of(node) for node in self._folded}
         return all(ref.node in rewritten for access in self._global[name] for ref in access.references)
 
-    def _drop_alias_if_unused(self, name: str, statement: cst.Assign, decisions: dict[_Expr, SiteEdit]) -> None:
+    def _drop_alias_if_unused(self, name: str, statement: cst.Assign, decisions: dict[Expr, SiteEdit]) -> None:
         """Drops `name = <TF 2.4 module>` when every use of `name` was rewritten away from it."""
         if self._all_uses_rewritten(name, decisions):
             self._drop_small.add(statement)
@@ -107,7 +107,7 @@ class ImportPlanning(SiteScan):
             return [new, "tensorflow." + new]
         return [new]
 
-    def spell(self, new: str, site: _Expr) -> _Expr:
+    def spell(self, new: str, site: Expr) -> Expr:
         """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
         binding_name = self._site_binding(site)
         if binding_name is not None and binding_name not in self._blocked_bindings:
@@ -128,9 +128,9 @@ class ImportPlanning(SiteScan):
                     rank = (name != root, -len(qualified), name)
                     usable.append((rank, name + candidate[len(qualified) :]))
         if usable:
-            return _dotted_expression(min(usable)[1])
+            return dotted_expression(min(usable)[1])
         top = new.split(".")[0]
         if top in self._global or (scope is not None and top in scope):
-            raise _Unsafe(w.NAME_CLASH)
+            raise Unsafe(w.NAME_CLASH)
         self._needed_imports.append((top, None, None))
-        return _dotted_expression(new)
+        return dotted_expression(new)

@@ -74,10 +74,25 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
         return True
-    legacy = LEGACY_NAMES
+    read = _read_imports(tree, target)
+    if read is None:
+        return True  # TF 2.4's private package: mapped names are rewritten, the others warned
+    imported, assigns, loops = read
+    _add_module_aliases(imported, assigns)
+    roots = {local: full for local, full in imported.items() if any(f.startswith("tensorflow") for f in full)}
+    if roots and _names_legacy(tree, roots):
+        return True
+    return loops and not _builds_shim_optimizer(tree, imported)
+
+
+def _read_imports(
+    tree: ast.AST, target: str
+) -> tuple[dict[str, set[str]], list[tuple[ast.Name, ast.expr]], bool] | None:
+    """(What each imported local name stands for, the `name = a.b.c` assignments, whether a Keras 3 custom-loop
+    call is made), or None when the module imports from TF 2.4's private Keras package."""
     loops = False  # Keras 3: a TF 2.4 custom-loop call, which needs a look unless it runs on our shim
     imported: dict[str, set[str]] = {}
-    assigns: list[tuple[ast.Name, ast.expr]] = []  # `name = a.b.c`: module aliases made by assignment, resolved below
+    assigns: list[tuple[ast.Name, ast.expr]] = []  # `name = a.b.c`: module aliases made by assignment
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             if (
@@ -89,16 +104,21 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith(_mapping.PRIVATE_KERAS_PACKAGE):
-                    return True  # warned: TF 2.4's private package is gone
+                    return None
                 local = alias.asname or alias.name.split(".")[0]
                 imported.setdefault(local, set()).add(alias.name if alias.asname else local)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             if node.module.startswith(_mapping.PRIVATE_KERAS_PACKAGE):
-                return True  # mapped names are rewritten, the others warned
+                return None
             for alias in node.names:
                 imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
         elif target == "keras3" and isinstance(node, ast.Attribute) and node.attr in _mapping.LOOP_METHODS:
             loops = True
+    return imported, assigns, loops
+
+
+def _add_module_aliases(imported: dict[str, set[str]], assigns: list[tuple[ast.Name, ast.expr]]) -> None:
+    """Adds to `imported` the module aliases made by assignment (`mp = tf.keras.mixed_precision`), up to 3 deep."""
     for _ in range(3):  # chained aliases (`mp = tf.keras.mixed_precision`, then `exp = mp.experimental`)
         for assigned, value in assigns:
             resolved = {
@@ -109,12 +129,13 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
             }
             if resolved & _mapping.MODULE_PREFIXES:
                 imported.setdefault(assigned.id, set()).update(resolved & _mapping.MODULE_PREFIXES)
-    roots = {local: full for local, full in imported.items() if any(f.startswith("tensorflow") for f in full)}
-    if not roots:
-        return loops and not _builds_shim_optimizer(tree, imported)
+
+
+def _names_legacy(tree: ast.AST, roots: dict[str, set[str]]) -> bool:
+    """Whether a dotted name through one of `roots`, or an absolute import, names a TF 2.4 name."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.Attribute, ast.Name)):
-            parts = []
+            parts = []  # `_dotted`, inline: this loop meets every name of the module
             current: ast.expr = node
             while isinstance(current, ast.Attribute):
                 parts.append(current.attr)
@@ -123,16 +144,15 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
                 continue
             rest = ".".join(reversed(parts))
             for full in roots[current.id]:
-                if (f"{full}.{rest}" if rest else full) in legacy:
+                if (f"{full}.{rest}" if rest else full) in LEGACY_NAMES:
                     return True
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if f"{node.module}.{alias.name}" in legacy:
-                    return True
-        elif isinstance(node, ast.Import):
-            if any(alias.name in legacy for alias in node.names):
+            if any(f"{node.module}.{alias.name}" in LEGACY_NAMES for alias in node.names):
                 return True
-    return loops and not _builds_shim_optimizer(tree, imported)
+        elif isinstance(node, ast.Import):
+            if any(alias.name in LEGACY_NAMES for alias in node.names):
+                return True
+    return False
 
 
 def _builds_shim_optimizer(tree: ast.AST, imported: dict[str, set[str]]) -> bool:
