@@ -1,31 +1,14 @@
-"""Migrates one file's bytes: prefilter, parse, transform, splice when needed, verify."""
+"""Migrates one file's bytes: prefilter (`_prefilter`), parse, transform, splice when needed, verify."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from . import _linediff
 from . import _warnings as w
-
-if TYPE_CHECKING:
-    import ast
-
-    import libcst as cst
-
-    from .migrate_loss_scale import MigrateLossScaleCommand
-
-# A file can only need a change if it mentions one of these (bytes, case-sensitive).
-_NEEDS_TENSORFLOW = (b"mixed_precision", b"LossScale")
-_LOOP_METHODS = (b"get_scaled_loss", b"get_unscaled_gradients")
-# A TF 2.4 name before any quote, backtick or `#` on its line (so in code, not a comment or most strings):
-# where the bytes show one, the `ast` filter would all but always say yes, so it is skipped. Either way the
-# result is the same: the filter only ever skips files the full transform leaves unchanged and unwarned.
-_SURE_MATCH = re.compile(
-    rb"^[^#\"'`\n]*\b(?:mixed_precision\.experimental\.|train\.experimental\.|enable_mixed_precision_graph_rewrite\b)",
-    re.MULTILINE,
-)
+from ._prefilter import may_match, may_match_ast, surely_matches  # and the CLI's and notebooks' prefilter
 
 
 @dataclasses.dataclass
@@ -45,131 +28,6 @@ class FileResult:
     """`findings` placed in the new file, when `line_map` cannot say where (notebook cells)."""
 
 
-def may_match(data: bytes, target: str = "keras3") -> bool:
-    """Returns whether `data` could contain anything the codemod rewrites (cheap byte test)."""
-    if (
-        b"tensorflow" in data
-        and (b"experimental" in data or b"compat" in data)
-        and any(token in data for token in _NEEDS_TENSORFLOW)
-    ):
-        return True
-    return target == "keras3" and any(token in data for token in _LOOP_METHODS)
-
-
-def _dotted(node: ast.expr) -> tuple[str | None, str]:
-    """(root name, the rest of the dotted name) of an `ast` Name/Attribute chain; (None, "") otherwise."""
-    import ast
-
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return (node.id, ".".join(reversed(parts))) if isinstance(node, ast.Name) else (None, "")
-
-
-def surely_matches(data: bytes) -> bool:
-    """Returns whether `data` shows a TF 2.4 name in code, so that the `ast` filter need not run (byte test)."""
-    return _SURE_MATCH.search(data) is not None
-
-
-def may_match_ast(data: bytes, target: str = "keras3") -> bool:
-    """Returns whether any dotted name could resolve to a TF 2.4 name (fast `ast` over-approximation).
-
-    A file that does not parse with `ast` returns True, so that libcst reports the error.
-    """
-    import ast
-
-    from lossscale_compat import _mapping
-
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
-        return True
-    legacy = set(_mapping.BY_OLD_NAME) | set(_mapping.LEGACY_MODULES)
-    loops = False  # Keras 3: a TF 2.4 custom-loop call, which needs a look unless it runs on our shim
-    imported: dict[str, set[str]] = {}
-    assigns: list[tuple[ast.Name, ast.expr]] = []  # `name = a.b.c`: module aliases made by assignment, resolved below
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            if (
-                len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, (ast.Attribute, ast.Name))
-            ):
-                assigns.append((node.targets[0], node.value))
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith(_mapping.PRIVATE_KERAS_PACKAGE):
-                    return True  # warned: TF 2.4's private package is gone
-                local = alias.asname or alias.name.split(".")[0]
-                imported.setdefault(local, set()).add(alias.name if alias.asname else local)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if node.module.startswith(_mapping.PRIVATE_KERAS_PACKAGE):
-                return True  # mapped names are rewritten, the others warned
-            for alias in node.names:
-                imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
-        elif (
-            target == "keras3"
-            and isinstance(node, ast.Attribute)
-            and node.attr in ("get_scaled_loss", "get_unscaled_gradients")
-        ):
-            loops = True
-    for _ in range(3):  # chained aliases (`mp = tf.keras.mixed_precision`, then `exp = mp.experimental`)
-        for assigned, value in assigns:
-            resolved = {
-                f"{full}.{rest}" if rest else full
-                for root, rest in [_dotted(value)]
-                if root in imported
-                for full in imported[root]
-            }
-            if resolved & _mapping.MODULE_PREFIXES:
-                imported.setdefault(assigned.id, set()).update(resolved & _mapping.MODULE_PREFIXES)
-    roots = {local: full for local, full in imported.items() if any(f.startswith("tensorflow") for f in full)}
-    if not roots:
-        return loops and not _builds_shim_optimizer(tree, imported)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Attribute, ast.Name)):
-            parts = []
-            current: ast.expr = node
-            while isinstance(current, ast.Attribute):
-                parts.append(current.attr)
-                current = current.value
-            if not isinstance(current, ast.Name) or current.id not in roots:
-                continue
-            rest = ".".join(reversed(parts))
-            for full in roots[current.id]:
-                if (f"{full}.{rest}" if rest else full) in legacy:
-                    return True
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if f"{node.module}.{alias.name}" in legacy:
-                    return True
-        elif isinstance(node, ast.Import):
-            if any(alias.name in legacy for alias in node.names):
-                return True
-    return loops and not _builds_shim_optimizer(tree, imported)
-
-
-def _builds_shim_optimizer(tree: ast.AST, imported: dict[str, set[str]]) -> bool:
-    """Whether the module calls lossscale_compat's (Keras)LossScaleOptimizer, whose loops keep TF 2.4's contract.
-
-    The codemod leaves such a module's loop calls alone (a second run over migrated code), so the `ast`
-    filter may skip it when nothing else matches.
-    """
-    import ast
-
-    from lossscale_compat import _mapping
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            root, rest = _dotted(node.func)
-            if root in imported and any(
-                (f"{full}.{rest}" if rest else full) in _mapping.SHIM_OPTIMIZERS for full in imported[root]
-            ):
-                return True
-    return False
-
-
 def transform_code(data: bytes, target: str, filename: str = "") -> tuple[bytes, bytes, list[w.Finding]]:
     """Parses `data` and runs the command; returns (libcst's print of the input, output, findings).
 
@@ -178,25 +36,13 @@ def transform_code(data: bytes, target: str, filename: str = "") -> tuple[bytes,
     import libcst as cst
     from libcst.codemod import CodemodContext
 
-    from .migrate_loss_scale import MigrateLossScaleCommand
+    from .migrate_loss_scale import MigrateLossScaleCommand, prints
 
     module = cst.parse_module(data)
     command = MigrateLossScaleCommand(CodemodContext(filename=filename), target=target, source=data)
     new_module = command.transform_module(module)
     printed, new = prints(command, module, new_module)
     return printed, new, list(command.findings)
-
-
-def prints(command: MigrateLossScaleCommand, module: cst.Module, new_module: cst.Module) -> tuple[bytes, bytes]:
-    """(libcst's print of the module `command` transformed, the print of its result), as bytes."""
-    from . import _positions
-
-    printed = command.printed if command.printed is not None else _positions.plain_code(module).encode(module.encoding)
-    if command.input_print is not None and command.input_print.module is module:
-        new = command.input_print.print_of(new_module)
-    else:
-        new = _positions.plain_code(new_module)
-    return printed, new.encode(new_module.encoding)
 
 
 def splice(original: bytes, printed: bytes, new: bytes) -> bytes | None:

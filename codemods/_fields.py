@@ -6,6 +6,8 @@ import dataclasses
 
 import libcst as cst
 
+from ._libcst_internals import visit_children
+
 _FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
 
@@ -30,7 +32,7 @@ class _FieldRecorder(cst.CSTVisitor):
 
 def _recorded(node: cst.CSTNode) -> tuple[str, ...]:
     recorder = _FieldRecorder(node)
-    node._visit_and_replace_children(recorder)
+    visit_children(node, recorder)
     return tuple(recorder.fields)
 
 

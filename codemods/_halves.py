@@ -33,8 +33,7 @@ from libcst.codemod import CodemodContext
 
 from . import _imports
 from . import _warnings as w
-from ._engine import prints
-from .migrate_loss_scale import MigrateLossScaleCommand
+from .migrate_loss_scale import MigrateLossScaleCommand, prints
 
 MIN_BYTES = 256 * 1024
 """Smaller files are migrated in one process: forking and joining would cost more than they save."""

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 
 from lossscale_compat import _mapping
 
 from . import _warnings as w
+from ._edits import Keep, SiteEdit, new_name_of
 from ._scan import SiteScan
-from ._state import Decision
-from ._values import _dotted_expression, _Expr, _root, _Unsafe, full_name
+from ._values import Expr, Unsafe, dotted_expression, full_name, root_of
 
 
 class ImportPlanning(SiteScan):
     """Plans the imports of a file from the decisions the rules made for its sites."""
 
-    def _plan_local_aliases(self, decisions: dict[_Expr, Decision]) -> None:
+    def _plan_local_aliases(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Drops each function-local alias of a TF 2.4-only module once all its uses are rewritten, else warns."""
-        rewritten = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
-        rewritten |= {_root(node) for node in self._folded}
+        rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+        rewritten |= {root_of(node) for node in self._folded}
         for module, statement, scope in (alias for aliases in self._local_aliases.values() for alias in aliases):
             if module not in _mapping.LEGACY_MODULES or self.is_suppressed(statement):
                 continue
@@ -31,10 +29,10 @@ class ImportPlanning(SiteScan):
             else:
                 self._warn(statement, w.IMPORT_KEPT)
 
-    def _warn_kept_imports(self, decisions: dict[_Expr, Decision]) -> None:
+    def _warn_kept_imports(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Warns on each import of a TF 2.4 name that stays because some use of it was left alone."""
-        covered = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
-        covered |= {_root(node) for node in self._folded}
+        covered = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+        covered |= {root_of(node) for node in self._folded}
         for name, (qualified, statement, _alias) in self._bindings.items():
             if qualified not in _mapping.LEGACY_MODULES and qualified not in _mapping.BY_OLD_NAME:
                 continue
@@ -44,7 +42,7 @@ class ImportPlanning(SiteScan):
             if any(node not in covered for node in references):
                 self._warn(statement, w.IMPORT_KEPT)
 
-    def _site_binding(self, site: _Expr) -> str | None:
+    def _site_binding(self, site: Expr) -> str | None:
         """Returns the module-level from-import binding a bare-name site uses, if any."""
         if isinstance(site, cst.Name) and site.value in self._bindings:
             binding = self._bindings[site.value]
@@ -52,13 +50,13 @@ class ImportPlanning(SiteScan):
                 return site.value
         return None
 
-    def _plan_imports(self, decisions: dict[_Expr, Decision]) -> None:
+    def _plan_imports(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Decides, per legacy from-import, whether it is rewritten in place, dropped or kept."""
-        by_binding: dict[str, list[tuple[_Expr, str, Any]]] = {}
-        for site, (kind, payload) in decisions.items():
+        by_binding: dict[str, list[SiteEdit]] = {}
+        for site, edit in decisions.items():
             name = self._site_binding(site)
             if name is not None:
-                by_binding.setdefault(name, []).append((site, kind, payload))
+                by_binding.setdefault(name, []).append(edit)
         for name, (qualified, statement, alias) in self._bindings.items():
             row = _mapping.BY_OLD_NAME.get(qualified)
             if row is not None and isinstance(statement, cst.ImportFrom) and alias is not None:
@@ -69,19 +67,10 @@ class ImportPlanning(SiteScan):
                 accesses = self._global[name]
                 n_access = sum(len(a.references) for a in accesses)
                 folded = sum(1 for access in accesses for ref in access.references if ref.node in self._folded)
-                if any(kind == "keep" for _, kind, _ in uses) or len(uses) + folded != n_access:
+                if any(isinstance(edit, Keep) for edit in uses) or len(uses) + folded != n_access:
                     self._blocked_bindings.add(name)
                     continue
-                new_names = (
-                    {
-                        payload
-                        for _, kind, payload in uses
-                        if kind in ("rename", "shim", "optimizer_shim", "tf1", "class_shim")
-                    }
-                    | {payload[3] for _, kind, payload in uses if kind in ("wrap", "loop_shim", "escape_shim")}
-                    | {payload[2] for _, kind, payload in uses if kind in ("policy", "policy_warned")}
-                )
-                new_names.discard(None)
+                new_names = {new for edit in uses if (new := new_name_of(edit)) is not None}
                 if not new_names:
                     self._import_actions[alias] = None
                     continue
@@ -101,13 +90,13 @@ class ImportPlanning(SiteScan):
                 if not self.is_suppressed(statement) and self._all_uses_rewritten(name, decisions):
                     self._import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
 
-    def _all_uses_rewritten(self, name: str, decisions: dict[_Expr, Decision]) -> bool:
+    def _all_uses_rewritten(self, name: str, decisions: dict[Expr, SiteEdit]) -> bool:
         """Whether every use of the module-level `name` is rewritten away from it (or folded into a rewrite)."""
-        rewritten = {_root(site) for site, (kind, _) in decisions.items() if kind != "keep"}
-        rewritten |= {_root(node) for node in self._folded}
+        rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+        rewritten |= {root_of(node) for node in self._folded}
         return all(ref.node in rewritten for access in self._global[name] for ref in access.references)
 
-    def _drop_alias_if_unused(self, name: str, statement: cst.Assign, decisions: dict[_Expr, Decision]) -> None:
+    def _drop_alias_if_unused(self, name: str, statement: cst.Assign, decisions: dict[Expr, SiteEdit]) -> None:
         """Drops `name = <TF 2.4 module>` when every use of `name` was rewritten away from it."""
         if self._all_uses_rewritten(name, decisions):
             self._drop_small.add(statement)
@@ -118,7 +107,7 @@ class ImportPlanning(SiteScan):
             return [new, "tensorflow." + new]
         return [new]
 
-    def spell(self, new: str, site: _Expr) -> _Expr:
+    def spell(self, new: str, site: Expr) -> Expr:
         """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
         binding_name = self._site_binding(site)
         if binding_name is not None and binding_name not in self._blocked_bindings:
@@ -139,9 +128,9 @@ class ImportPlanning(SiteScan):
                     rank = (name != root, -len(qualified), name)
                     usable.append((rank, name + candidate[len(qualified) :]))
         if usable:
-            return _dotted_expression(min(usable)[1])
+            return dotted_expression(min(usable)[1])
         top = new.split(".")[0]
         if top in self._global or (scope is not None and top in scope):
-            raise _Unsafe(w.NAME_CLASH)
+            raise Unsafe(w.NAME_CLASH)
         self._needed_imports.append((top, None, None))
-        return _dotted_expression(new)
+        return dotted_expression(new)

@@ -68,71 +68,11 @@ def add_imports(module: cst.Module, needed: Sequence[Needed], package: str | Non
     A `from m import x` joins the first opening `from m import ...` line when there is one; the
     rest go, one line each, after the opening imports (sorted: plain imports, then from-imports).
     """
-    modules: set[str] = {mod for mod, obj, alias in needed if obj is None and alias is None}
-    objects: dict[str, set[str]] = {}
-    for wanted in sorted({mod for mod, obj, alias in needed if obj is not None and alias is None}):
-        objects[wanted] = {obj for m, obj, alias in needed if m == wanted and obj is not None and alias is None}
-    aliased: dict[str, list[tuple[str, str]]] = {}
-    for wanted in sorted({mod for mod, obj, alias in needed if obj is not None and alias is not None}):
-        aliased[wanted] = [
-            (obj, alias) for m, obj, alias in needed if m == wanted and obj is not None and alias is not None
-        ]
-
+    modules, objects, aliased = _wanted(needed)
     first = 1 if _skips_first(module) else 0
     top = _top_imports(module, first)
-    have_objects: dict[str, set[str]] = {}
-    for statement in top:
-        if isinstance(statement, cst.Import):
-            for name in statement.names:
-                if name.asname is None:
-                    modules.discard(name.evaluated_name)
-            continue
-        mod = get_absolute_module_from_package_for_import(package, statement)
-        if mod is None:
-            continue
-        if isinstance(statement.names, cst.ImportStar):
-            have_objects[mod] = {"*"}
-            continue
-        for name in statement.names:
-            if name.asname is not None and mod in aliased:
-                pair = (name.evaluated_name, name.evaluated_alias)
-                if pair in aliased[mod]:
-                    aliased[mod].remove(pair)
-                    if not aliased[mod]:
-                        del aliased[mod]
-        plain = {name.evaluated_name for name in statement.names if name.asname is None}
-        if plain:
-            if "*" in have_objects.setdefault(mod, set()):
-                continue
-            have_objects[mod].update(plain)
-    for mod, have in have_objects.items():
-        if mod not in objects:
-            continue
-        if "*" in have:
-            del objects[mod]
-        else:
-            objects[mod] = objects[mod] - have
-            if not objects[mod]:
-                del objects[mod]
-
-    # Join an opening `from m import ...` of the same module.
-    body = list(module.body)
-    for index, line in enumerate(body[first : first + len(top)], start=first):
-        assert isinstance(line, cst.SimpleStatementLine)  # as `_top_imports` found it
-        small = line.body[0]
-        if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
-            continue
-        mod = get_absolute_module_from_package_for_import(package, small)
-        if mod is None or (mod not in objects and mod not in aliased):
-            continue
-        joined = sorted(objects.pop(mod, ()))
-        pairs = sorted(aliased.pop(mod, ()))
-        names = [
-            *(cst.ImportAlias(name=cst.Name(obj)) for obj in joined),
-            *(cst.ImportAlias(name=cst.Name(obj), asname=cst.AsName(name=cst.Name(alias))) for obj, alias in pairs),
-            *small.names,
-        ]
-        body[index] = line.with_changes(body=[small.with_changes(names=names)])
+    _drop_present(top, package, modules, objects, aliased)
+    body = _join_opening_lines(list(module.body), first, len(top), package, objects, aliased)
     if not modules and not objects and not aliased:
         return module.with_changes(body=body)
 
@@ -158,3 +98,98 @@ def add_imports(module: cst.Module, needed: Sequence[Needed], package: str | Non
             *_with_empty_line(body[end:]),
         )
     )
+
+
+_Wanted = tuple[set[str], dict[str, set[str]], dict[str, list[tuple[str, str]]]]
+
+
+def _wanted(needed: Sequence[Needed]) -> _Wanted:
+    """The needed imports: plain modules, `from m import x` names by module, `from m import x as y` pairs."""
+    modules: set[str] = {mod for mod, obj, alias in needed if obj is None and alias is None}
+    objects: dict[str, set[str]] = {}
+    for wanted in sorted({mod for mod, obj, alias in needed if obj is not None and alias is None}):
+        objects[wanted] = {obj for m, obj, alias in needed if m == wanted and obj is not None and alias is None}
+    aliased: dict[str, list[tuple[str, str]]] = {}
+    for wanted in sorted({mod for mod, obj, alias in needed if obj is not None and alias is not None}):
+        aliased[wanted] = [
+            (obj, alias) for m, obj, alias in needed if m == wanted and obj is not None and alias is not None
+        ]
+    return modules, objects, aliased
+
+
+def _drop_present(
+    top: Sequence[cst.Import | cst.ImportFrom],
+    package: str | None,
+    modules: set[str],
+    objects: dict[str, set[str]],
+    aliased: dict[str, list[tuple[str, str]]],
+) -> None:
+    """Removes from the wanted imports those the opening imports `top` already make."""
+    have_objects: dict[str, set[str]] = {}
+    for statement in top:
+        if isinstance(statement, cst.Import):
+            for name in statement.names:
+                if name.asname is None:
+                    modules.discard(name.evaluated_name)
+            continue
+        mod = get_absolute_module_from_package_for_import(package, statement)
+        if mod is None:
+            continue
+        if isinstance(statement.names, cst.ImportStar):
+            have_objects[mod] = {"*"}
+            continue
+        for name in statement.names:
+            if name.asname is not None and mod in aliased:
+                pair = (name.evaluated_name, name.evaluated_alias)
+                if pair in aliased[mod]:
+                    aliased[mod].remove(pair)
+                    if not aliased[mod]:
+                        del aliased[mod]
+        plain = {name.evaluated_name for name in statement.names if name.asname is None}
+        if plain:
+            if "*" in have_objects.setdefault(mod, set()):
+                continue
+            have_objects[mod].update(plain)
+    _drop_present_objects(objects, have_objects)
+
+
+def _drop_present_objects(objects: dict[str, set[str]], have_objects: dict[str, set[str]]) -> None:
+    """Removes from `objects` the names the opening from-imports already import (all of them, for a `*`)."""
+    for mod, have in have_objects.items():
+        if mod not in objects:
+            continue
+        if "*" in have:
+            del objects[mod]
+        else:
+            objects[mod] = objects[mod] - have
+            if not objects[mod]:
+                del objects[mod]
+
+
+def _join_opening_lines(
+    body: list[_Statement],
+    first: int,
+    count: int,
+    package: str | None,
+    objects: dict[str, set[str]],
+    aliased: dict[str, list[tuple[str, str]]],
+) -> list[_Statement]:
+    """Joins the wanted names of a module to an opening `from m import ...` of the same module (taking them out
+    of `objects` and `aliased`); returns the new body."""
+    for index, line in enumerate(body[first : first + count], start=first):
+        assert isinstance(line, cst.SimpleStatementLine)  # as `_top_imports` found it
+        small = line.body[0]
+        if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+            continue
+        mod = get_absolute_module_from_package_for_import(package, small)
+        if mod is None or (mod not in objects and mod not in aliased):
+            continue
+        joined = sorted(objects.pop(mod, ()))
+        pairs = sorted(aliased.pop(mod, ()))
+        names = [
+            *(cst.ImportAlias(name=cst.Name(obj)) for obj in joined),
+            *(cst.ImportAlias(name=cst.Name(obj), asname=cst.AsName(name=cst.Name(alias))) for obj, alias in pairs),
+            *small.names,
+        ]
+        body[index] = line.with_changes(body=[small.with_changes(names=names)])
+    return body

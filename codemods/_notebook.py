@@ -54,6 +54,26 @@ def _unmask(source: str, magics: list[str]) -> str:
     return "\n".join(next(it) if line.strip() == _MAGIC_MARK else line for line in lines)
 
 
+def _code_cells(cells: list[dict]) -> tuple[list[tuple[int, list[str], bool]], list[str], bytes]:
+    """The code cells that can be migrated: (index in `cells`, masked magics, source was a list) each, their
+    masked sources, and those sources as one Python file, each after a line that marks its cell."""
+    code_cells: list[tuple[int, list[str], bool]] = []
+    masked_sources: list[str] = []
+    parts: list[str] = []
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        joined = "".join(source) if isinstance(source, list) else source
+        masked = _mask(joined)
+        if masked is None:
+            continue
+        code_cells.append((index, masked[1], isinstance(source, list)))
+        masked_sources.append(masked[0])
+        parts.append(_MARK.format(index) + "\n" + masked[0] + "\n")
+    return code_cells, masked_sources, "".join(parts).encode("utf-8")
+
+
 def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook>") -> _engine.FileResult:
     """Migrates the code cells of a notebook's bytes; all other bytes stay as they are."""
     if not _engine.may_match(data, target):
@@ -76,21 +96,7 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
     layout = _layout(text, notebook)
     if layout is None:
         return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_LAYOUT)])
-    code_cells: list[tuple[int, list[str], bool]] = []  # (index in `cells`, masked magics, source was a list)
-    masked_sources: list[str] = []
-    parts: list[str] = []
-    for index, cell in enumerate(cells):
-        if cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        joined = "".join(source) if isinstance(source, list) else source
-        masked = _mask(joined)
-        if masked is None:
-            continue
-        code_cells.append((index, masked[1], isinstance(source, list)))
-        masked_sources.append(masked[0])
-        parts.append(_MARK.format(index) + "\n" + masked[0] + "\n")
-    combined = "".join(parts).encode("utf-8")
+    code_cells, masked_sources, combined = _code_cells(cells)
     result = _engine.migrate_source(combined, target, path)
     if result.status == "error":
         cell = _failing_cell(code_cells, masked_sources)

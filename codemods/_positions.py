@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
+
+from ._libcst_internals import CodegenState, codegen
 
 LINE_BREAK = re.compile(r"\r\n?|\n")
 """A line break as Python and libcst count them (`str.splitlines` also breaks at form feeds and more)."""
@@ -34,7 +35,7 @@ class _Printer(CodegenState):
 def plain_code(module: cst.Module) -> str:
     """`module.code`, printed without libcst's per-node position bookkeeping."""
     state = _Printer(default_indent=module.default_indent, default_newline=module.default_newline)
-    module._codegen(state)
+    codegen(module, state)
     return "".join(state.tokens)
 
 
@@ -130,7 +131,7 @@ class ModulePrint:
                 run_start, run_end = span
                 continue
             state = _Printer(default_indent=new.default_indent, default_newline=new.default_newline)
-            statement._codegen(state)
+            codegen(statement, state)
             parts.append("".join(state.tokens))
             run_start = run_end = len(code)
         if run_end == self.footer:
@@ -149,7 +150,7 @@ def starts(module: cst.Module, nodes: set[cst.CSTNode]) -> tuple[ModulePrint, di
     """Returns the module's print and, for each of `nodes`, its (line, column) as PositionProvider's start."""
     body = module.body
     state = _StartRecorder(module, set(nodes))
-    module._codegen(state)
+    codegen(module, state)
     tokens = state.tokens
     code = "".join(tokens)
     bounds = [*state.bounds, len(tokens)]

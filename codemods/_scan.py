@@ -1,25 +1,20 @@
-"""The site scan: one walk for parents and the nodes the rules look at, libcst's scopes, and name resolution."""
+"""The site scan: one walk for parents and the nodes the rules look at, and name resolution through `_scopes`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider, QualifiedName, QualifiedNameSource
 
 from lossscale_compat import _mapping
 
-from . import _tf1
 from . import _warnings as w
 from ._fields import named_children
 from ._scopes import Binding, FunctionScope
 from ._state import CommandState
-from ._values import _chain, _Expr, full_name
-
-if TYPE_CHECKING:
-    from .migrate_loss_scale import MigrateLossScaleCommand
+from ._values import Expr, dotted_prefixes, full_name, optimizer_like
 
 SUPPRESS_RE = re.compile(r"#\s*lossscale-compat:\s*ignore\b")
 
@@ -29,7 +24,7 @@ _SCANNED = (cst.Call, cst.Attribute, cst.Name, cst.Import, cst.ImportFrom)
 
 class _LocalAliasCollector(cst.CSTVisitor):
     """The one full walk: finds `name = <dotted module>` statements inside functions, in source order, maps
-    each node to its parent, and lists the nodes `_SiteCollector` looks at, in the order a visit meets them."""
+    each node to its parent, and lists the nodes `SiteCollector` looks at, in the order a visit meets them."""
 
     def __init__(self, command: SiteScan) -> None:
         super().__init__()
@@ -88,14 +83,14 @@ class _LocalAliasCollector(cst.CSTVisitor):
         self.on_leave(node)
 
 
-class _SiteCollector:
+class SiteCollector:
     """Finds every use of a TF 2.4 name and every `get_*scaled*` call, in source order.
 
     It walks the list of names, attributes, calls and imports the first pass made, as a visitor
     would: a `visit_*` that returns False skips the node's subtree.
     """
 
-    def __init__(self, command: MigrateLossScaleCommand, sites: list[tuple[_Expr, str]], loops: list[cst.Call]) -> None:
+    def __init__(self, command: SiteScan, sites: list[tuple[Expr, str]], loops: list[cst.Call]) -> None:
         self.command = command
         self.sites = sites
         self.loops = loops
@@ -159,7 +154,7 @@ class _SiteCollector:
         elif (
             node.attr.value == "loss_scale"
             and isinstance(node.value, (cst.Name, cst.Attribute))
-            and _tf1.optimizer_like(node.value)
+            and optimizer_like(node.value)
             and not self.command.is_suppressed(node)
         ):
             self.command._other_scale_reads.append(node)
@@ -168,7 +163,7 @@ class _SiteCollector:
     def visit_Name(self, node: cst.Name) -> bool:
         return self._site(node)
 
-    def _site(self, node: _Expr) -> bool:
+    def _site(self, node: Expr) -> bool:
         command = self.command
         if node in command._alias_values:
             return False
@@ -183,7 +178,7 @@ class _SiteCollector:
             dotted = full_name(node)
             if dotted is None or dotted.partition(".")[0] not in command._roots:
                 return True  # no prefix of it can name anything of TF 2.4's
-        for depth, prefix in enumerate(_chain(node)):
+        for depth, prefix in enumerate(dotted_prefixes(node)):
             names = command.qualified(prefix)
             legacy = {n for n in names if n in _mapping.BY_OLD_NAME or n in _mapping.LEGACY_MODULES}
             expected = command.would_be(prefix)
@@ -271,7 +266,7 @@ class SiteScan(CommandState):
         """The first names of the dotted names that can resolve to a TF 2.4 name here, or None for any.
 
         A qualified name starts with `tensorflow` only through an import, a module alias, or a
-        module-level name or class itself called `tensorflow`; `_SiteCollector` skips other roots.
+        module-level name or class itself called `tensorflow`; `SiteCollector` skips other roots.
         """
         if self._tensorflow_class:
             return None
@@ -363,7 +358,7 @@ class SiteScan(CommandState):
                     return ".".join([module, *parts[end:]])
         return name
 
-    def would_be(self, node: _Expr) -> str | None:
+    def would_be(self, node: Expr) -> str | None:
         """Returns the name `node` would have if its root were the module-level import."""
         dotted = full_name(node)
         if not dotted:
@@ -384,7 +379,7 @@ class SiteScan(CommandState):
             return None
         return assignments[0]
 
-    def _assigned_value(self, name: cst.Name) -> _Expr | None:
+    def _assigned_value(self, name: cst.Name) -> Expr | None:
         """Returns the value `name` was bound to by its only assignment, a plain `name = value`, else None."""
         scope = self._scopes.get(name)
         if scope is None:

@@ -490,96 +490,114 @@ class _Walk:
         elif kind is cst.Call:
             self.visit_call(node, context)
             return
-        elif kind is cst.Arg:
-            self.visit(node.value, context)
-        elif kind is cst.Assign:
-            for target in node.targets:
-                self.visit(target, _STORE)
-            self.visit(node.value, context)
-        elif kind is cst.AnnAssign:
-            self.visit(node.target, _STORE)
-            self.visit(node.annotation, context)
-            if node.value is not None:
-                self.visit(node.value, context)
-        elif kind is cst.AugAssign or kind is cst.NamedExpr:
-            self.visit(node.target, _STORE)
-            self.visit(node.value, context)
-        elif kind is cst.AsName:
-            self.visit(node.name, _STORE)
-        elif kind is cst.Del:
-            self.visit(node.target, _DEL)
         elif kind is cst.Subscript:
             self.visit_subscript(node)
             return
-        elif kind is cst.Import or kind is cst.ImportFrom:
-            self.visit_import(node)
-        elif kind is cst.FunctionDef:
-            self.visit_function(node, context)
-        elif kind is cst.Lambda:
-            outer = self.scope
-            self.scope = FunctionScope(outer, self.tracker)
-            self.visit(node.params, context)
-            self.visit(node.body, context)
-            self.scope = outer
-        elif kind is cst.Param:
-            self.scope.bind(node.name.value, node)
-            self.tracker.scope_of[node.name] = self.scope
-            inner, self.scope = self.scope, self.scope.parent
-            for field in (node.default, node.annotation):
-                if field is not None:
-                    self.visit(field, context)
-            self.scope = inner
-        elif kind is cst.ClassDef:
-            self.visit_class(node, context)
-        elif kind is cst.Global or kind is cst.Nonlocal:
-            for item in node.names:
-                name = item.name.value
-                if kind is cst.Global and not isinstance(self.scope, GlobalScope):
-                    self.scope._redirects[name] = self.tracker.globals
-                elif kind is cst.Nonlocal:
-                    self.scope._redirects[name] = self.scope.parent
-        elif kind in _COMPREHENSIONS:
-            self.visit_comprehension(node, context)
-        elif kind is cst.For:
-            self.visit(node.target, _STORE)
-            self.scope._count += 1
-            self.visit(node.iter, context)
-            self.visit(node.body, context)
-            if node.orelse is not None:
-                self.visit(node.orelse, context)
-        elif kind is cst.CompFor:
-            self.visit(node.target, _STORE)
-            self.visit(node.iter, context)
-            for condition in node.ifs:
-                self.visit(condition, context)
-            if node.inner_for_in is not None:
-                self.visit(node.inner_for_in, context)
-        elif kind is cst.TypeAlias:
-            self.scope.bind(node.name.value, node)
-            outer = self.scope
-            self.scope = AnnotationScope(outer, self.tracker)
-            if node.type_parameters is not None:
-                self.visit(node.type_parameters, context)
-            self.visit(node.value, context)
-            self.scope = outer
-        elif kind is cst.TypeVar:
-            self.scope.bind(node.name.value, node)
-            if node.bound is not None:
-                self.visit(node.bound, _NONE)
-        elif kind is cst.TypeVarTuple or kind is cst.ParamSpec:
-            self.scope.bind(node.name.value, node)
-        elif kind is cst.Annotation:
-            self.in_annotation.append(True)
-            self.children(node, context)
-            self.in_annotation.pop()
-        elif kind is cst.SimpleString:
-            self.string_annotation(node)
-        elif kind is cst.ConcatenatedString:
-            if not self.string_annotation(node):
-                self.children(node, context)
         else:
-            self.children(node, context)
+            visit = _VISIT.get(kind)
+            if visit is None:
+                self.children(node, context)
+            else:
+                visit(self, node, context)
         self.leave(node)
+
+    # The node types with a rule of their own (`_VISIT`); `visit` calls `leave` after each.
+    def visit_arg(self, node: cst.Arg, context: int) -> None:
+        self.visit(node.value, context)
+
+    def visit_assign(self, node: cst.Assign, context: int) -> None:
+        for target in node.targets:
+            self.visit(target, _STORE)
+        self.visit(node.value, context)
+
+    def visit_ann_assign(self, node: cst.AnnAssign, context: int) -> None:
+        self.visit(node.target, _STORE)
+        self.visit(node.annotation, context)
+        if node.value is not None:
+            self.visit(node.value, context)
+
+    def visit_target_then_value(self, node: cst.AugAssign | cst.NamedExpr, context: int) -> None:
+        self.visit(node.target, _STORE)
+        self.visit(node.value, context)
+
+    def visit_as_name(self, node: cst.AsName, context: int) -> None:
+        self.visit(node.name, _STORE)
+
+    def visit_del(self, node: cst.Del, context: int) -> None:
+        self.visit(node.target, _DEL)
+
+    def visit_import_node(self, node: cst.Import | cst.ImportFrom, context: int) -> None:
+        self.visit_import(node)
+
+    def visit_lambda(self, node: cst.Lambda, context: int) -> None:
+        outer = self.scope
+        self.scope = FunctionScope(outer, self.tracker)
+        self.visit(node.params, context)
+        self.visit(node.body, context)
+        self.scope = outer
+
+    def visit_param(self, node: cst.Param, context: int) -> None:
+        self.scope.bind(node.name.value, node)
+        self.tracker.scope_of[node.name] = self.scope
+        inner, self.scope = self.scope, self.scope.parent
+        for field in (node.default, node.annotation):
+            if field is not None:
+                self.visit(field, context)
+        self.scope = inner
+
+    def visit_global(self, node: cst.Global | cst.Nonlocal, context: int) -> None:
+        kind = type(node)
+        for item in node.names:
+            name = item.name.value
+            if kind is cst.Global and not isinstance(self.scope, GlobalScope):
+                self.scope._redirects[name] = self.tracker.globals
+            elif kind is cst.Nonlocal:
+                self.scope._redirects[name] = self.scope.parent
+
+    def visit_for(self, node: cst.For, context: int) -> None:
+        self.visit(node.target, _STORE)
+        self.scope._count += 1
+        self.visit(node.iter, context)
+        self.visit(node.body, context)
+        if node.orelse is not None:
+            self.visit(node.orelse, context)
+
+    def visit_comp_for(self, node: cst.CompFor, context: int) -> None:
+        self.visit(node.target, _STORE)
+        self.visit(node.iter, context)
+        for condition in node.ifs:
+            self.visit(condition, context)
+        if node.inner_for_in is not None:
+            self.visit(node.inner_for_in, context)
+
+    def visit_type_alias(self, node: cst.TypeAlias, context: int) -> None:
+        self.scope.bind(node.name.value, node)
+        outer = self.scope
+        self.scope = AnnotationScope(outer, self.tracker)
+        if node.type_parameters is not None:
+            self.visit(node.type_parameters, context)
+        self.visit(node.value, context)
+        self.scope = outer
+
+    def visit_type_var(self, node: cst.TypeVar, context: int) -> None:
+        self.scope.bind(node.name.value, node)
+        if node.bound is not None:
+            self.visit(node.bound, _NONE)
+
+    def visit_bound_name(self, node: cst.TypeVarTuple | cst.ParamSpec, context: int) -> None:
+        self.scope.bind(node.name.value, node)
+
+    def visit_annotation(self, node: cst.Annotation, context: int) -> None:
+        self.in_annotation.append(True)
+        self.children(node, context)
+        self.in_annotation.pop()
+
+    def visit_simple_string(self, node: cst.SimpleString, context: int) -> None:
+        self.string_annotation(node)
+
+    def visit_concatenated_string(self, node: cst.ConcatenatedString, context: int) -> None:
+        if not self.string_annotation(node):
+            self.children(node, context)
 
     def visit_call(self, node: cst.Call, context: int) -> None:
         self.dotted.append(None)
@@ -701,6 +719,37 @@ class _Walk:
         else:
             self.visit(node.elt, context)
         self.scope = outer
+
+
+_VISIT: dict[type, Callable[[_Walk, Any, int], None]] = {
+    cst.Arg: _Walk.visit_arg,
+    cst.Assign: _Walk.visit_assign,
+    cst.AnnAssign: _Walk.visit_ann_assign,
+    cst.AugAssign: _Walk.visit_target_then_value,
+    cst.NamedExpr: _Walk.visit_target_then_value,
+    cst.AsName: _Walk.visit_as_name,
+    cst.Del: _Walk.visit_del,
+    cst.Import: _Walk.visit_import_node,
+    cst.ImportFrom: _Walk.visit_import_node,
+    cst.FunctionDef: _Walk.visit_function,
+    cst.Lambda: _Walk.visit_lambda,
+    cst.Param: _Walk.visit_param,
+    cst.ClassDef: _Walk.visit_class,
+    cst.Global: _Walk.visit_global,
+    cst.Nonlocal: _Walk.visit_global,
+    **dict.fromkeys(_COMPREHENSIONS, _Walk.visit_comprehension),
+    cst.For: _Walk.visit_for,
+    cst.CompFor: _Walk.visit_comp_for,
+    cst.TypeAlias: _Walk.visit_type_alias,
+    cst.TypeVar: _Walk.visit_type_var,
+    cst.TypeVarTuple: _Walk.visit_bound_name,
+    cst.ParamSpec: _Walk.visit_bound_name,
+    cst.Annotation: _Walk.visit_annotation,
+    cst.SimpleString: _Walk.visit_simple_string,
+    cst.ConcatenatedString: _Walk.visit_concatenated_string,
+}
+"""The node types `_Walk.visit` has a rule for, besides names, attributes, calls and subscripts; others: their
+children."""
 
 
 def scopes(module: cst.Module, source: bytes | None = None, record_asked: bool = False) -> dict[cst.CSTNode, Scope]:

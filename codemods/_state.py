@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.metadata import CodeRange
 
 from . import _warnings as w
+from ._edits import NodeEdit
 from ._scopes import GlobalScope, Scope
-
-# What the command does with one site: a kind ("keep", "rename", "wrap", ...) and a payload whose shape
-# depends on the kind (None, a dotted name, or the tuple `MigrateLossScaleCommand._apply` unpacks).
-Decision = tuple[str, Any]
 
 
 class CommandState:
@@ -51,7 +47,7 @@ class CommandState:
     _lso_calls: set[cst.CSTNode]
     _blocked_bindings: set[str]
     # The planned rewrite, and the warnings to place.
-    _replace: dict[cst.CSTNode, object]
+    _replace: dict[cst.CSTNode, NodeEdit]
     _drop_statements: set[cst.CSTNode]
     _drop_small: set[cst.CSTNode]
     _as_pass: set[cst.CSTNode]

@@ -222,12 +222,3 @@ def builds_shim_optimizer(command: SiteScan) -> bool:
             ):
                 return True
     return False
-
-
-def optimizer_like(node: cst.BaseExpression) -> bool:
-    """Whether a receiver's last name reads as an optimizer (`opt`, `optimizer`, `self.model_optimizer`)."""
-    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
-    if not isinstance(name, str):
-        return False
-    name = name.lower()
-    return name in ("opt", "optimizer") or name.endswith(("_opt", "_optimizer"))

@@ -11,10 +11,10 @@ from lossscale_compat import _translation
 
 from . import _warnings as w
 
-_Expr = cst.BaseExpression
+Expr = cst.BaseExpression
 
 
-class _Unsafe(Exception):
+class Unsafe(Exception):
     """Raised inside the analysis when a site must be left alone with a warning code."""
 
     def __init__(self, code: str) -> None:
@@ -23,10 +23,10 @@ class _Unsafe(Exception):
 
 
 # A loss scale read from the source: the modern arguments, as the source expressions that give them.
-_LossScale = _translation.ModernScale[_Expr]
+SourceScale = _translation.ModernScale[Expr]
 
 
-def _called_name(call: cst.Call) -> str | None:
+def called_name_of(call: cst.Call) -> str | None:
     """The last name of what `call` calls (`clip_by_norm` in `tf.clip_by_norm(...)`), else None."""
     func = call.func
     if isinstance(func, cst.Attribute):
@@ -51,27 +51,27 @@ class _Calls(cst.CSTVisitor):
         self.adds = self.adds or isinstance(node.operator, cst.AddAssign)
 
 
-def _calls_in(node: cst.CSTNode) -> _Calls:
+def calls_in(node: cst.CSTNode) -> _Calls:
     collector = _Calls()
     node.visit(collector)
     return collector
 
 
-def _root(node: cst.CSTNode) -> cst.CSTNode:
+def root_of(node: cst.CSTNode) -> cst.CSTNode:
     """The leftmost name of a dotted expression (`tf` in `tf.keras.X`)."""
     while isinstance(node, cst.Attribute):
         node = node.value
     return node
 
 
-def _number(node: _Expr) -> float | None:
+def number_value(node: Expr) -> float | None:
     """Returns the value of an int/float literal, else None."""
     if isinstance(node, (cst.Integer, cst.Float)):
         return float(node.evaluated_value)
     return None
 
 
-def _string(node: _Expr) -> str | None:
+def string_value(node: Expr) -> str | None:
     """Returns the value of a plain string literal, else None."""
     if isinstance(node, cst.SimpleString) and "f" not in node.prefix.lower():
         value = node.evaluated_value
@@ -79,41 +79,41 @@ def _string(node: _Expr) -> str | None:
     return None
 
 
-def _is_pure(node: _Expr) -> bool:
+def is_pure(node: Expr) -> bool:
     """Returns whether `node` can be moved without changing when anything runs."""
     if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)):
         return True
     if isinstance(node, cst.Attribute):
-        return _is_pure(node.value)
+        return is_pure(node.value)
     if isinstance(node, cst.UnaryOperation):
-        return _is_pure(node.expression)
+        return is_pure(node.expression)
     if isinstance(node, cst.BinaryOperation):
-        return _is_pure(node.left) and _is_pure(node.right)
+        return is_pure(node.left) and is_pure(node.right)
     return False
 
 
-def _bind(args: Sequence[cst.Arg], params: Sequence[str], required: int) -> dict[str, cst.Arg]:
-    """Binds call arguments to parameter names like Python would, or raises _Unsafe."""
+def bind_args(args: Sequence[cst.Arg], params: Sequence[str], required: int) -> dict[str, cst.Arg]:
+    """Binds call arguments to parameter names like Python would, or raises Unsafe."""
     bound: dict[str, cst.Arg] = {}
     for index, arg in enumerate(args):
         if arg.star:
-            raise _Unsafe(w.STAR_ARGS)
+            raise Unsafe(w.STAR_ARGS)
         if arg.keyword is None:
             if index >= len(params):
-                raise _Unsafe(w.BAD_ARGUMENTS)
+                raise Unsafe(w.BAD_ARGUMENTS)
             bound[params[index]] = arg
     for arg in args:
         if arg.keyword is not None:
             name = arg.keyword.value
             if name not in params or name in bound:
-                raise _Unsafe(w.BAD_ARGUMENTS)
+                raise Unsafe(w.BAD_ARGUMENTS)
             bound[name] = arg
     if any(name not in bound for name in params[:required]):
-        raise _Unsafe(w.BAD_ARGUMENTS)
+        raise Unsafe(w.BAD_ARGUMENTS)
     return bound
 
 
-def _kwarg(name: str, value: _Expr) -> cst.Arg:
+def kwarg(name: str, value: Expr) -> cst.Arg:
     """Returns `name=value` as a call argument."""
     return cst.Arg(
         value=value,
@@ -122,7 +122,7 @@ def _kwarg(name: str, value: _Expr) -> cst.Arg:
     )
 
 
-def _restyle(original: Sequence[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
+def restyle(original: Sequence[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
     """Gives `new` the comma layout of `original`: its separator, and its trailing comma if any."""
     if not new:
         return new
@@ -130,7 +130,7 @@ def _restyle(original: Sequence[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
     trailing = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
     out = [arg.with_changes(comma=separator) for arg in new[:-1]]
     out.append(new[-1].with_changes(comma=trailing))
-    if original and not _has_comment(original[-1].whitespace_after_arg):
+    if original and not has_comment(original[-1].whitespace_after_arg):
         # The space before the closing paren (a newline, if it sat on its own line) stays last.
         closing = original[-1].whitespace_after_arg
         out = [
@@ -170,30 +170,30 @@ class _CommentFinder(cst.CSTVisitor):
         self.found = True
 
 
-def _has_comment(node: cst.CSTNode) -> bool:
+def has_comment(node: cst.CSTNode) -> bool:
     """Returns whether a comment sits anywhere inside `node`."""
     finder = _CommentFinder()
     node.visit(finder)
     return finder.found
 
 
-def _is_power_of_two(node: _Expr | None) -> bool:
+def is_power_of_two(node: Expr | None) -> bool:
     """Returns whether `node` is a number literal that carries over exactly to Keras 3's `loss_scale_factor`."""
-    return node is not None and _translation.is_exact_loss_scale_factor(_number(node))
+    return node is not None and _translation.is_exact_loss_scale_factor(number_value(node))
 
 
-def _dotted_expression(dotted: str) -> _Expr:
+def dotted_expression(dotted: str) -> Expr:
     """`a.b.c` as an expression, built directly (libcst's parser costs far more per call)."""
     parts = dotted.split(".")
     if not all(part.isidentifier() for part in parts):
         return cst.parse_expression(dotted)
-    node: _Expr = cst.Name(parts[0])
+    node: Expr = cst.Name(parts[0])
     for part in parts[1:]:
         node = cst.Attribute(value=node, attr=cst.Name(part))
     return node
 
 
-def _chain(node: _Expr) -> list[_Expr]:
+def dotted_prefixes(node: Expr) -> list[Expr]:
     """Returns the dotted-name prefixes of `node`, longest first, down to its root Name."""
     out = [node]
     while isinstance(out[-1], cst.Attribute):
@@ -201,9 +201,18 @@ def _chain(node: _Expr) -> list[_Expr]:
     return [prefix for prefix in out if isinstance(prefix, (cst.Name, cst.Attribute))]
 
 
-def _restyle_aliases(original: Sequence[cst.ImportAlias], new: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
+def restyle_aliases(original: Sequence[cst.ImportAlias], new: list[cst.ImportAlias]) -> list[cst.ImportAlias]:
     separator = original[0].comma if len(original) > 1 else cst.MaybeSentinel.DEFAULT
     trailing = original[-1].comma
     out = [alias.with_changes(comma=separator) for alias in new[:-1]]
     out.append(new[-1].with_changes(comma=trailing))
     return out
+
+
+def optimizer_like(node: cst.BaseExpression) -> bool:
+    """Whether a receiver's last name reads as an optimizer (`opt`, `optimizer`, `self.model_optimizer`)."""
+    name = node.attr.value if isinstance(node, cst.Attribute) else getattr(node, "value", "")
+    if not isinstance(name, str):
+        return False
+    name = name.lower()
+    return name in ("opt", "optimizer") or name.endswith(("_opt", "_optimizer"))

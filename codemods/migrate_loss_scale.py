@@ -1,44 +1,62 @@
 """The libcst command that rewrites TF 2.4 mixed-precision call sites to the modern Keras API.
 
-It only orchestrates: the site scan and name resolution are in `codemods._scan`, value reading in
-`codemods._values`, import planning in `codemods._import_plan`, and each API family's rule in
-`codemods.rules` (optimizer construction, loss-scale objects, policy, graph rewrite, custom loops).
+The site scan and name resolution are in `codemods._scan` (over our own scopes, `codemods._scopes`), value
+reading in `codemods._values`, import planning in `codemods._import_plan`, and each API family's rule in
+`codemods.rules`. Here: each site's row of the mapping table picks how it is decided (`_DECIDE`), the typed
+edit decided (`codemods._edits`) picks how it is planned (`_APPLY`), and the `leave_*` methods apply the plan.
+The rules are still mixins of this one class, sharing the state `codemods._state` declares.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import MetadataWrapper
 
 from lossscale_compat import _mapping, _translation
 
 from . import _imports, _positions, _scopes, _tf1
 from . import _warnings as w
+from ._edits import (
+    KEEP,
+    AddKeyword,
+    DropCall,
+    DtypePolicyOf,
+    FirstArgument,
+    FixedFactor,
+    FoldFactor,
+    Keep,
+    LayerPolicy,
+    NewAttr,
+    NewCall,
+    NewName,
+    NewPolicy,
+    NodeEdit,
+    ShimWrap,
+    SiteEdit,
+    Wrap,
+)
 from ._import_plan import ImportPlanning
-from ._scan import SUPPRESS_RE, _SiteCollector
-from ._state import Decision
+from ._libcst_internals import ResolveWithoutCopy
+from ._scan import SUPPRESS_RE, SiteCollector
 from ._values import (
-    _bind,
-    _Expr,
-    _has_comment,
-    _is_power_of_two,
-    _kwarg,
-    _restyle,
-    _restyle_aliases,
-    _Unsafe,
+    Expr,
+    Unsafe,
+    bind_args,
+    has_comment,
+    is_power_of_two,
+    kwarg,
+    restyle,
+    restyle_aliases,
 )
 from .rules.custom_loop import CustomLoopRule
 from .rules.graph_rewrite import GraphRewriteRule
 from .rules.loss_scale import LossScaleRule
-from .rules.optimizer import _LOOP_SHIM, _SHIM_INSTEAD, OptimizerRule
+from .rules.optimizer import LOOP_SHIM, SHIM_INSTEAD, OptimizerRule
 from .rules.policy import PolicyRule
 
 TARGETS = _mapping.TARGETS
@@ -63,6 +81,7 @@ class MigrateLossScaleCommand(
     PolicyRule,
     GraphRewriteRule,
     CustomLoopRule,
+    ResolveWithoutCopy,
     CodemodCommand,
     cst.CSTTransformer,
 ):
@@ -100,7 +119,7 @@ class MigrateLossScaleCommand(
         self.source = source
         """The bytes the module was parsed from, when the caller has them (saves a print per file)."""
         self.findings: list[w.Finding] = []
-        self._replace: dict[cst.CSTNode, object] = {}
+        self._replace: dict[cst.CSTNode, NodeEdit] = {}
         self._drop_statements: set[cst.CSTNode] = set()
         self._drop_small: set[cst.CSTNode] = set()
         self._as_pass: set[cst.CSTNode] = set()
@@ -158,18 +177,6 @@ class MigrateLossScaleCommand(
                 parent = self._parents.get(parent)
 
     # ------------------------------------------------------------------ analysis
-    @contextlib.contextmanager
-    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
-        """libcst's, without the deep copy of the module it makes first: the engine parses a fresh one per file."""
-        previous = self.context.wrapper
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        with self.resolve(wrapper):
-            self.context = dataclasses.replace(self.context, wrapper=wrapper)
-            try:
-                yield wrapper.module
-            finally:
-                self.context = dataclasses.replace(self.context, wrapper=previous)
-
     def visit_Module(self, node: cst.Module) -> bool:
         self.findings = []
         self._pending = []
@@ -199,53 +206,25 @@ class MigrateLossScaleCommand(
         self._local_aliases = {}
         self._bindings = self._collect_bindings(node)
         self._roots = self._possible_roots()
-        sites: list[tuple[_Expr, str]] = []
+        sites: list[tuple[Expr, str]] = []
         loops: list[cst.Call] = []
         self._optimizer_scale_reads: list[cst.Attribute] = []
         self._other_scale_reads: list[cst.Attribute] = []
         self._tf1_consumers: set[cst.Call] = set()  # graph rewrites kept for TF1 (or of an unknown optimizer)
         self._shim_calls: set[cst.Call] = set()
-        _SiteCollector(self, sites, loops).run(*self._scanned)
+        SiteCollector(self, sites, loops).run(*self._scanned)
         self._loops = loops
         self._folded: set[cst.CSTNode] = set()
         self._kept_calls: dict[cst.CSTNode, str] = {}  # a call left alone -> its warning code
         self._lso_calls: set[cst.CSTNode] = set()
         self._blocked_bindings: set[str] = set()
-        decisions: dict[_Expr, Decision] = {}
-        # Calls that fold an inner loss scale go first, so the inner site is not renamed too.
-        order = sorted(
-            sites,
-            key=lambda site: 0 if _mapping.BY_OLD_NAME[site[1]].rule != "loss_scale" else 1,
-        )
-        for site, old in order:
-            if site in self._folded:
-                continue
-            kept = self._inside_kept_call(site)
-            if kept is not None and not self._tf1_loss_scale_in(site, kept):
-                decisions[site] = ("keep", None)
-                if self._position(site).start.line != self._position(kept).start.line:
-                    self._warn(site, self._kept_calls[kept])  # each line that keeps a TF 2.4 name says why
-                continue
-            folded_before = set(self._folded)
-            try:
-                decisions[site] = self._decide(site, _mapping.BY_OLD_NAME[old])
-            except _Unsafe as unsafe:
-                self._folded = folded_before
-                row = _mapping.BY_OLD_NAME[old]
-                if row.rule == "loss_scale_optimizer" and unsafe.code in _SHIM_INSTEAD:
-                    decisions[site] = ("optimizer_shim", row.shim)  # the same arguments, TF 2.4's class
-                    continue
-                self._warn(site, unsafe.code)
-                decisions[site] = ("keep", None)
-                parent = self._parent(site)
-                if isinstance(parent, cst.Call) and parent.func is site:
-                    self._kept_calls[parent] = unsafe.code
+        decisions = self._decide_sites(sites)
         loops_kept = self.target == "keras3" and self._keep_loops_on_shim(decisions, loops)
         if self.target == "keras3":
             self._shim_escaping(decisions, loops)
         self._plan_imports(decisions)
-        for site, (kind, payload) in decisions.items():
-            self._apply_decision(site, kind, payload)
+        for site, edit in decisions.items():
+            self._apply_decision(site, edit)
         on_shim = self.target == "keras3" and (
             loops_kept or ((loops or self._other_scale_reads) and _tf1.builds_shim_optimizer(self))
         )
@@ -263,26 +242,59 @@ class MigrateLossScaleCommand(
         self._mark_path()
         return True
 
-    def _tf1_decision(self, site: _Expr) -> Decision:
+    def _decide_sites(self, sites: list[tuple[Expr, str]]) -> dict[Expr, SiteEdit]:
+        """Decides each site's edit; a site inside a call left alone is kept, and a refused one warned."""
+        decisions: dict[Expr, SiteEdit] = {}
+        # Calls that fold an inner loss scale go first, so the inner site is not renamed too.
+        order = sorted(
+            sites,
+            key=lambda site: 0 if _mapping.BY_OLD_NAME[site[1]].rule != "loss_scale" else 1,
+        )
+        for site, old in order:
+            if site in self._folded:
+                continue
+            kept = self._inside_kept_call(site)
+            if kept is not None and not self._tf1_loss_scale_in(site, kept):
+                decisions[site] = KEEP
+                if self._position(site).start.line != self._position(kept).start.line:
+                    self._warn(site, self._kept_calls[kept])  # each line that keeps a TF 2.4 name says why
+                continue
+            folded_before = set(self._folded)
+            try:
+                decisions[site] = self._decide(site, _mapping.BY_OLD_NAME[old])
+            except Unsafe as unsafe:
+                self._folded = folded_before
+                row = _mapping.BY_OLD_NAME[old]
+                if row.rule == "loss_scale_optimizer" and unsafe.code in SHIM_INSTEAD:
+                    decisions[site] = NewName(row.shim, w.OPTIMIZER_SHIM_NOTE)  # the same arguments, TF 2.4's class
+                    continue
+                self._warn(site, unsafe.code)
+                decisions[site] = KEEP
+                parent = self._parent(site)
+                if isinstance(parent, cst.Call) and parent.func is site:
+                    self._kept_calls[parent] = unsafe.code
+        return decisions
+
+    def _tf1_decision(self, site: Expr) -> SiteEdit:
         """Keeps a TF1 site on TensorFlow's own `tf.compat.v1.mixed_precision` name (unchanged if it already is)."""
         name = self.qualified_one(site)
-        assert name is not None  # a site has one qualified name (`_SiteCollector._site`)
+        assert name is not None  # a site has one qualified name (`SiteCollector._site`)
         if name.startswith("tensorflow.compat.v1."):
-            return ("keep", None)  # still exported by TensorFlow: nothing to change
-        return ("tf1", f"{_tf1.TF1_MODULE}.{name.rpartition('.')[2]}")
+            return KEEP  # still exported by TensorFlow: nothing to change
+        return NewName(f"{_tf1.TF1_MODULE}.{name.rpartition('.')[2]}", w.TF1_KEPT_NOTE)
 
-    def _tf1_optimizer_decision(self, site: _Expr, call: cst.Call | None) -> Decision:
+    def _tf1_optimizer_decision(self, site: Expr, call: cst.Call | None) -> SiteEdit:
         """TF1's `MixedPrecisionLossScaleOptimizer` of a provably TF1 optimizer stays on TensorFlow's v1 name."""
         try:
-            bound = _bind(call.args, ("opt", "loss_scale"), 2) if call is not None else None
-        except _Unsafe:
+            bound = bind_args(call.args, ("opt", "loss_scale"), 2) if call is not None else None
+        except Unsafe:
             bound = None
         if bound is None or _tf1.optimizer_kind(self, bound["opt"].value, cst.ensure_type(call, cst.Call)) != _tf1.TF1:
-            raise _Unsafe(w.TF1_LOSS_SCALE_OPTIMIZER)
+            raise Unsafe(w.TF1_LOSS_SCALE_OPTIMIZER)
         self._tf1_consumers.add(cst.ensure_type(call, cst.Call))
         return self._tf1_decision(site)
 
-    def _tf1_loss_scale_in(self, site: _Expr, kept: cst.CSTNode) -> bool:
+    def _tf1_loss_scale_in(self, site: Expr, kept: cst.CSTNode) -> bool:
         """Whether `site` builds the loss scale argument of a TF1 consumer that is itself left alone."""
         parent = self._parent(site)
         row = _mapping.BY_OLD_NAME.get(self.qualified_one(site) or "")
@@ -305,134 +317,150 @@ class MigrateLossScaleCommand(
             parent = self._parent(parent)
         return None
 
-    def _decide(self, site: _Expr, row: _mapping.Rename) -> Decision:
-        """Returns what to do with one site, or raises _Unsafe."""
+    def _decide(self, site: Expr, row: _mapping.Rename) -> SiteEdit:
+        """Returns what to do with one site, by the rule its row of the table names, or raises Unsafe."""
         parent = self._parent(site)
         call = parent if isinstance(parent, cst.Call) and parent.func is site else None
-        if row.rule == "rename":
-            return ("rename", _mapping.replacement(row, self.target))
-        if row.rule == "loss_scale":
-            if call is not None and _tf1.only_tf1_consumers(self, call):
-                return self._tf1_decision(site)
-            return ("shim", row.shim)
-        if row.rule == "tf1_optimizer":
-            return self._tf1_optimizer_decision(site, call)
-        if row.rule == "graph_rewrite_disable":
-            return ("drop_call", self._disable_statement(call))
+        return _DECIDE[row.rule](self, site, row, call)
+
+    def _decide_rename(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
+        return NewName(_mapping.replacement(row, self.target))
+
+    def _decide_loss_scale(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
+        if call is not None and _tf1.only_tf1_consumers(self, call):
+            return self._tf1_decision(site)
+        return NewName(row.shim, w.SHIM_NOTE)
+
+    def _decide_tf1_optimizer(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
+        return self._tf1_optimizer_decision(site, call)
+
+    def _decide_disable(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
+        return DropCall(self._disable_statement(call))
+
+    def _decide_policy_site(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
         if call is None:
-            if row.rule == "policy":
-                return ("rename", _mapping.replacement(row, self.target))
-            if row.rule == "loss_scale_optimizer" and isinstance(parent, cst.Attribute) and parent.value is site:
-                return ("optimizer_shim", row.shim)  # `LossScaleOptimizer.from_config(...)`
-            if row.rule == "loss_scale_optimizer" and isinstance(parent, cst.Assign) and parent.value is site:
-                return ("class_shim", row.shim)  # `wrapper_class = LossScaleOptimizer`, called with TF 2.4's arguments
-            raise _Unsafe(w.UNSUPPORTED_USE)
+            return NewName(_mapping.replacement(row, self.target))
+        return self._decide_policy(call, self._bound(call, row), row)
+
+    def _decide_layer_policy(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
+        if call is None:
+            raise Unsafe(w.UNSUPPORTED_USE)
+        return LayerPolicy(self._bound(call, row)["layer"])
+
+    def _decide_optimizer(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
+        if call is None:
+            parent = self._parent(site)
+            if isinstance(parent, cst.Attribute) and parent.value is site:
+                return NewName(row.shim, w.OPTIMIZER_SHIM_NOTE)  # `LossScaleOptimizer.from_config(...)`
+            if isinstance(parent, cst.Assign) and parent.value is site:
+                # `wrapper_class = LossScaleOptimizer`, called with TF 2.4's arguments
+                return NewName(row.shim, w.CLASS_SHIM_NOTE)
+            raise Unsafe(w.UNSUPPORTED_USE)
+        return self._decide_wrap(call, self._bound(call, row), row)
+
+    def _decide_graph_rewrite(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
+        if call is None:
+            raise Unsafe(w.UNSUPPORTED_USE)
+        bound = self._bound(call, row)
+        kind = _tf1.optimizer_kind(self, bound["opt"].value, call)
+        if kind != _tf1.KERAS:
+            self._tf1_consumers.add(call)
+            if kind is None:
+                raise Unsafe(w.GRAPH_REWRITE_KIND_UNKNOWN)
+            return self._tf1_decision(site)
+        return self._decide_wrap(call, bound, row)
+
+    @staticmethod
+    def _bound(call: cst.Call, row: _mapping.Rename) -> dict[str, cst.Arg]:
+        """The call's arguments by TF 2.4's parameter names for the row's rule, or raises Unsafe."""
         params, required = _RULE_PARAMS[row.rule]
-        bound = _bind(call.args, params, required)
-        if row.rule == "get_layer_policy":
-            return ("layer_policy", bound["layer"])
-        if row.rule == "graph_rewrite":
-            kind = _tf1.optimizer_kind(self, bound["opt"].value, call)
-            if kind != _tf1.KERAS:
-                self._tf1_consumers.add(call)
-                if kind is None:
-                    raise _Unsafe(w.GRAPH_REWRITE_KIND_UNKNOWN)
-                return self._tf1_decision(site)
-        if row.rule == "policy":
-            return self._decide_policy(call, bound, row)
+        return bind_args(call.args, params, required)
+
+    def _decide_wrap(self, call: cst.Call, bound: dict[str, cst.Arg], row: _mapping.Rename) -> SiteEdit:
+        """`LossScaleOptimizer(opt, loss_scale)` or a graph rewrite of a Keras optimizer: the loss scale folded in."""
         new_name = _mapping.replacement(row, self.target)
         if "loss_scale" in bound:
-            if _has_comment(bound["loss_scale"]):
-                raise _Unsafe(w.UNSUPPORTED_USE)
+            if has_comment(bound["loss_scale"]):
+                raise Unsafe(w.UNSUPPORTED_USE)
             scale = self._read_loss_scale(bound["loss_scale"].value)
         else:
             scale = _translation.translate(_translation.DYNAMIC, {})
-        opt = bound[params[0]]
+        opt = bound[_RULE_PARAMS[row.rule][0][0]]
         if self.target == "keras3" and not scale.dynamic:
             inner = opt.value
             if not self._is_inline_keras3_optimizer(inner):
-                raise _Unsafe(w.FIXED_SCALE_NOT_INLINE)
-            if not _is_power_of_two(scale.initial_scale):
-                raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+                raise Unsafe(w.FIXED_SCALE_NOT_INLINE)
+            if not is_power_of_two(scale.initial_scale):
+                raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
             compiles = self._compiles_receiving(call)
-            return ("fixed_factor", (call, opt, scale, row, compiles))
-        return ("wrap", (call, opt, scale, new_name, row))
+            return FixedFactor(call, opt, scale, row, compiles)
+        return Wrap(call, opt, scale, new_name, row)
 
     # ------------------------------------------------------------------ planning rewrites
-    def _apply_decision(self, site: _Expr, kind: str, payload: object) -> None:
+    def _apply_decision(self, site: Expr, edit: SiteEdit) -> None:
         try:
-            self._apply(site, kind, payload)
-        except _Unsafe as unsafe:
+            _APPLY[type(edit)](self, site, edit)
+        except Unsafe as unsafe:
             self._warn(site, unsafe.code)
 
-    def _apply(self, site: _Expr, kind: str, payload: Any) -> None:
-        if kind == "keep":
-            return
-        if kind in ("rename", "shim"):
-            if payload is None:
-                raise _Unsafe(w.UNSUPPORTED_USE)
-            self._replace[site] = self.spell(payload, site)
-            if kind == "shim":
-                self._warn(site, w.SHIM_NOTE)
-            return
-        if kind in ("optimizer_shim", "class_shim"):
-            self._replace[site] = self.spell(payload, site)
-            self._warn(site, w.OPTIMIZER_SHIM_NOTE if kind == "optimizer_shim" else w.CLASS_SHIM_NOTE)
-            return
-        if kind in ("loop_shim", "escape_shim"):
-            self._apply(site, "wrap", payload)
-            self._shim_calls.add(payload[0])
-            self._warn(site, w.LOOP_SHIM_NOTE if kind == "loop_shim" else w.ESCAPING_SHIM_NOTE)
-            return
-        if kind == "tf1":
-            self._replace[site] = self.spell(payload, site)
-            self._warn(site, w.TF1_KEPT_NOTE)
-            return
-        if kind == "layer_policy":
-            call = self._parent(site)
-            assert call is not None  # `_decide` saw it: the call of `get_layer_policy`
-            self._replace[call] = ("layer_policy", payload)
-            return
-        if kind == "drop_call":
-            self._drop_small.add(payload)
-            self._warn(site, w.DISABLE_REMOVED_NOTE)
-            return
-        if kind == "policy_warned":
-            self._apply(site, "policy", payload)
-            self._warn(site, w.POLICY_NO_LOSS_SCALE)
-            return
-        if kind == "policy":
-            call, name_arg, new_name = payload
-            func = self.spell(new_name, site)
-            self._replace[call] = ("call", func, [name_arg])
-            return
-        if kind == "wrap":
-            call, opt, scale, new_name, row = payload
-            kwargs = [_kwarg(key, self._source_of(key, value, scale, site)) for key, value in scale.kwargs().items()]
-            func = self.spell(new_name, site)  # after `_as_float`, which may leave the call alone
-            self._replace[call] = ("call", func, [opt], kwargs)
-            self._lso_calls.add(call)
-            if row.rule == "graph_rewrite":
-                self._warn(site, w.GRAPH_REWRITE_NOTE)
-            if (
-                self.target == "keras3"
-                and scale.dynamic
-                and new_name != _LOOP_SHIM
-                and self._reads_iterations(opt.value)
-            ):
-                self._warn(site, w.ITERATIONS_NOTE)
-            return
-        if kind == "fixed_factor":
-            call, opt, scale, row, compiles = payload
-            self._replace[call] = ("factor", opt, _kwarg("loss_scale_factor", scale.initial_scale))
-            self._lso_calls.add(call)
-            for compile_call in compiles:
-                if not any(a.keyword is not None and a.keyword.value == "auto_scale_loss" for a in compile_call.args):
-                    self._replace[compile_call] = ("add_kwarg", _kwarg("auto_scale_loss", cst.Name("False")))
-            if row.rule == "graph_rewrite":
-                self._warn(site, w.GRAPH_REWRITE_NOTE)
-            return
-        raise AssertionError(kind)
+    def _apply_keep(self, site: Expr, edit: Keep) -> None:
+        pass
+
+    def _apply_new_name(self, site: Expr, edit: NewName) -> None:
+        if edit.name is None:
+            raise Unsafe(w.UNSUPPORTED_USE)
+        self._replace[site] = self.spell(edit.name, site)
+        if edit.note is not None:
+            self._warn(site, edit.note)
+
+    def _apply_shim_wrap(self, site: Expr, edit: ShimWrap) -> None:
+        self._apply_wrap(site, edit.wrap)
+        self._shim_calls.add(edit.wrap.call)
+        self._warn(site, edit.note)
+
+    def _apply_layer_policy(self, site: Expr, edit: LayerPolicy) -> None:
+        call = self._parent(site)
+        assert call is not None  # `_decide` saw it: the call of `get_layer_policy`
+        self._replace[call] = DtypePolicyOf(edit.layer)
+
+    def _apply_drop_call(self, site: Expr, edit: DropCall) -> None:
+        self._drop_small.add(edit.statement)
+        self._warn(site, w.DISABLE_REMOVED_NOTE)
+
+    def _apply_new_policy(self, site: Expr, edit: NewPolicy) -> None:
+        assert edit.new_name is not None  # every Policy row names its modern class on both targets
+        func = self.spell(edit.new_name, site)
+        self._replace[edit.call] = NewCall(func, [edit.name_arg])
+        if edit.note is not None:
+            self._warn(site, edit.note)
+
+    def _apply_wrap(self, site: Expr, edit: Wrap) -> None:
+        scale = edit.scale
+        kwargs = [kwarg(key, self._source_of(key, value, scale, site)) for key, value in scale.kwargs().items()]
+        assert edit.new_name is not None  # every LossScaleOptimizer and graph-rewrite row names one on both targets
+        func = self.spell(edit.new_name, site)  # after `_as_float`, which may leave the call alone
+        self._replace[edit.call] = NewCall(func, [edit.opt], kwargs)
+        self._lso_calls.add(edit.call)
+        if edit.row.rule == "graph_rewrite":
+            self._warn(site, w.GRAPH_REWRITE_NOTE)
+        if (
+            self.target == "keras3"
+            and scale.dynamic
+            and edit.new_name != LOOP_SHIM
+            and self._reads_iterations(edit.opt.value)
+        ):
+            self._warn(site, w.ITERATIONS_NOTE)
+
+    def _apply_fixed_factor(self, site: Expr, edit: FixedFactor) -> None:
+        factor = edit.scale.initial_scale
+        assert factor is not None  # a fixed loss scale has a value (`_decide_wrap` checked it is a power of two)
+        self._replace[edit.call] = FoldFactor(edit.opt, kwarg("loss_scale_factor", factor))
+        self._lso_calls.add(edit.call)
+        for compile_call in edit.compiles:
+            if not any(a.keyword is not None and a.keyword.value == "auto_scale_loss" for a in compile_call.args):
+                self._replace[compile_call] = AddKeyword(kwarg("auto_scale_loss", cst.Name("False")))
+        if edit.row.rule == "graph_rewrite":
+            self._warn(site, w.GRAPH_REWRITE_NOTE)
 
     def _plan_drops(self) -> None:
         """Turns the statements to remove into whole-line removals, `pass` lines and carried comments.
@@ -488,56 +516,54 @@ class MigrateLossScaleCommand(
                 self._carry[block] = carried
 
     # ------------------------------------------------------------------ transform
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> _Expr:
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> Expr:
         new = self._replace.get(original_node)
         return new if isinstance(new, cst.BaseExpression) else updated_node
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> _Expr:
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> Expr:
         new = self._replace.get(original_node)
         if isinstance(new, cst.BaseExpression):
             return new
-        if isinstance(new, tuple) and new[0] == "attr":
-            return updated_node.with_changes(attr=cst.Name(new[1]))
+        if isinstance(new, NewAttr):
+            return updated_node.with_changes(attr=cst.Name(new.attr))
         return updated_node
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> _Expr:
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> Expr:
         plan = self._replace.get(original_node)
-        if not isinstance(plan, tuple):
+        if plan is None or isinstance(plan, cst.BaseExpression):
             return updated_node
         index = {id(arg): i for i, arg in enumerate(original_node.args)}
 
         def updated(arg: cst.Arg) -> cst.Arg:
             return updated_node.args[index[id(arg)]]
 
-        if plan[0] == "argument":  # `opt.get_unscaled_gradients(g)` -> `g`
+        if isinstance(plan, FirstArgument):  # `opt.get_unscaled_gradients(g)` -> `g`
             return updated_node.args[0].value
-        if plan[0] == "layer_policy":
-            value = updated(plan[1]).value
+        if isinstance(plan, DtypePolicyOf):
+            value = updated(plan.layer).value
             if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             return cst.Attribute(value=value, attr=cst.Name("dtype_policy"))
-        if plan[0] == "call":
-            func, positional = plan[1], plan[2]
-            kwargs = plan[3] if len(plan) > 3 else []
+        if isinstance(plan, NewCall):
             args = [
-                updated(arg).with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) for arg in positional
-            ] + list(kwargs)
-            return updated_node.with_changes(func=func, args=_restyle(updated_node.args, args))
-        if plan[0] == "add_kwarg":
+                updated(arg).with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) for arg in plan.positional
+            ] + list(plan.keywords)
+            return updated_node.with_changes(func=plan.func, args=restyle(updated_node.args, args))
+        if isinstance(plan, AddKeyword):
             args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated_node.args]
-            return updated_node.with_changes(args=_restyle(updated_node.args, [*args, plan[1]]))
-        if plan[0] == "factor":
-            inner = updated(plan[1]).value
+            return updated_node.with_changes(args=restyle(updated_node.args, [*args, plan.keyword]))
+        if isinstance(plan, FoldFactor):
+            inner = updated(plan.opt).value
             assert isinstance(inner, cst.Call)
-            args = [*list(inner.args), plan[2]]
+            args = [*list(inner.args), plan.keyword]
             if inner.args:
-                args = _restyle(inner.args, [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
+                args = restyle(inner.args, [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
             return inner.with_changes(
                 lpar=updated_node.lpar or inner.lpar,
                 rpar=updated_node.rpar or inner.rpar,
                 args=args,
             )
-        raise AssertionError(plan[0])
+        raise AssertionError(plan)
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr | cst.RemovalSentinel:
         if original_node in self._drop_small:
@@ -590,7 +616,7 @@ class MigrateLossScaleCommand(
             return updated_node
         if not kept:
             return cst.RemovalSentinel.REMOVE
-        return updated_node.with_changes(names=_restyle_aliases(updated_node.names, kept))
+        return updated_node.with_changes(names=restyle_aliases(updated_node.names, kept))
 
     def leave_ImportFrom(
         self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom
@@ -611,10 +637,44 @@ class MigrateLossScaleCommand(
                 )
                 for _, short, local in moved
             ]
-            new_names = _restyle_aliases(updated_node.names, names)
+            new_names = restyle_aliases(updated_node.names, names)
             return updated_node.with_changes(module=cst.parse_expression(modules.pop()), names=new_names, relative=())
         for module, short, local in moved:
             self._needed_imports.append((module, short, None if local == short else local))
         if not kept:
             return cst.RemovalSentinel.REMOVE
-        return updated_node.with_changes(names=_restyle_aliases(updated_node.names, kept))
+        return updated_node.with_changes(names=restyle_aliases(updated_node.names, kept))
+
+
+# The rule for a site is its row's `rule` in the mapping table (`_mapping.RULES`): how to decide it...
+_DECIDE: dict[str, Callable[[MigrateLossScaleCommand, Expr, _mapping.Rename, cst.Call | None], SiteEdit]] = {
+    "rename": MigrateLossScaleCommand._decide_rename,
+    "loss_scale": MigrateLossScaleCommand._decide_loss_scale,
+    "loss_scale_optimizer": MigrateLossScaleCommand._decide_optimizer,
+    "policy": MigrateLossScaleCommand._decide_policy_site,
+    "get_layer_policy": MigrateLossScaleCommand._decide_layer_policy,
+    "graph_rewrite": MigrateLossScaleCommand._decide_graph_rewrite,
+    "graph_rewrite_disable": MigrateLossScaleCommand._decide_disable,
+    "tf1_optimizer": MigrateLossScaleCommand._decide_tf1_optimizer,
+}
+# ...and, by the type of the edit decided, how to plan it.
+_APPLY: dict[type, Callable[[MigrateLossScaleCommand, Expr, Any], None]] = {
+    Keep: MigrateLossScaleCommand._apply_keep,
+    NewName: MigrateLossScaleCommand._apply_new_name,
+    Wrap: MigrateLossScaleCommand._apply_wrap,
+    ShimWrap: MigrateLossScaleCommand._apply_shim_wrap,
+    FixedFactor: MigrateLossScaleCommand._apply_fixed_factor,
+    NewPolicy: MigrateLossScaleCommand._apply_new_policy,
+    LayerPolicy: MigrateLossScaleCommand._apply_layer_policy,
+    DropCall: MigrateLossScaleCommand._apply_drop_call,
+}
+
+
+def prints(command: MigrateLossScaleCommand, module: cst.Module, new_module: cst.Module) -> tuple[bytes, bytes]:
+    """(libcst's print of the module `command` transformed, the print of its result), as bytes."""
+    printed = command.printed if command.printed is not None else _positions.plain_code(module).encode(module.encoding)
+    if command.input_print is not None and command.input_print.module is module:
+        new = command.input_print.print_of(new_module)
+    else:
+        new = _positions.plain_code(new_module)
+    return printed, new.encode(new_module.encoding)

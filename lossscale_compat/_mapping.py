@@ -223,3 +223,7 @@ def replacement(rename: Rename, target: str) -> str | None:
     if target not in TARGETS:
         raise ValueError(f"`target` must be one of {', '.join(map(repr, TARGETS))}, got {target!r}")
     return getattr(rename, target)
+
+
+LOOP_METHODS: tuple[str, ...] = ("get_scaled_loss", "get_unscaled_gradients")
+"""TF 2.4 LossScaleOptimizer's custom-loop methods, gone from Keras 3's class: the codemod rewrites the loop there."""

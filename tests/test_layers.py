@@ -1,35 +1,101 @@
-"""The package's modules import each other one way: _flavour at the bottom, legacy mode at the top."""
+"""Modules import each other one way, TYPE_CHECKING imports included.
+
+The package: _flavour at the bottom, legacy mode at the top. The codemod (the `codemods/` folder, installed as
+`lossscale_compat.codemods`): cli -> engine -> command -> rules -> facts -> helpers.
+"""
 
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "lossscale_compat"
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "lossscale_compat"
+CODEMODS = REPO / "codemods"
+# Where each module's source lives: the codemod folder installs as `lossscale_compat.codemods`.
+ROOTS = {"lossscale_compat": PACKAGE, "lossscale_compat.codemods": CODEMODS}
+
+# The codemod's layers, top first: a module imports only from its own layer or the ones below it.
+CODEMOD_LAYERS = {
+    "cli": {"cli"},
+    "engine": {"_engine", "_halves", "_notebook"},
+    "command": {"migrate_loss_scale", "_import_plan"},
+    "rules": {
+        "rules",
+        "rules.custom_loop",
+        "rules.graph_rewrite",
+        "rules.loss_scale",
+        "rules.optimizer",
+        "rules.policy",
+    },
+    "facts": {"_scan", "_tf1", "_scopes", "_state"},
+    "helpers": {
+        "_edits",
+        "_prefilter",
+        "_libcst_internals",
+        "_values",
+        "_fields",
+        "_positions",
+        "_imports",
+        "_warnings",
+        "_linediff",
+        "_doctable",
+        "_files",
+        "_write",
+    },
+}
+CODEMOD_ORDER = list(CODEMOD_LAYERS)
 
 
-def imports_of(path):
-    """Modules of ours that `path` imports, anywhere in it (function-level imports count too)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lossscale_compat"):
-            for alias in node.names:  # `from package import module` imports the module
-                submodule = f"{node.module}.{alias.name}"
-                found.add(submodule if is_module(submodule) else node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name.startswith("lossscale_compat."))
-    return found
+def source_of(name):
+    """The file of module `name`, or None when it is not one of ours."""
+    for package, folder in sorted(ROOTS.items(), key=lambda item: -len(item[0])):
+        if name == package:
+            return folder / "__init__.py"
+        if name.startswith(package + "."):
+            relative = folder.joinpath(*name[len(package) + 1 :].split("."))
+            candidates = [relative.with_suffix(".py"), relative / "__init__.py"]
+            return next((candidate for candidate in candidates if candidate.exists()), None)
+    return None
 
 
 def is_module(name):
-    relative = Path(*name.split(".")[1:])
-    return (PACKAGE / relative).with_suffix(".py").exists() or (PACKAGE / relative / "__init__.py").exists()
+    return source_of(name) is not None
 
 
 def module_name(path):
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    for package, folder in sorted(ROOTS.items(), key=lambda item: -len(item[0])):
+        if path.is_relative_to(folder):
+            parts = path.relative_to(folder).with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            return ".".join([package, *parts])
+    raise ValueError(path)
 
 
-GRAPH = {module_name(path): imports_of(path) for path in PACKAGE.rglob("*.py")}
+def imports_of(path):
+    """Modules of ours that `path` imports, anywhere in it (function-level and TYPE_CHECKING imports count too)."""
+    here = module_name(path)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            if not module.startswith("lossscale_compat"):
+                continue
+            for alias in node.names:  # `from package import module` imports the module
+                submodule = f"{module}.{alias.name}"
+                found.add(submodule if is_module(submodule) else module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("lossscale_compat."))
+    found.discard(here)
+    return found
+
+
+FILES = [*PACKAGE.rglob("*.py"), *CODEMODS.rglob("*.py")]
+GRAPH = {module_name(path): imports_of(path) for path in FILES}
+PACKAGES = {"lossscale_compat", "lossscale_compat.codemods"}
 
 
 def cycle_from(start):
@@ -40,10 +106,30 @@ def cycle_from(start):
         for child in GRAPH.get(node, ()):
             if child == start:
                 return path + [child]
-            if child not in seen and child != "lossscale_compat":
+            if child not in seen and child not in PACKAGES:
                 seen.add(child)
                 stack.append((child, path + [child]))
     return None
+
+
+def layer_of(name):
+    """The index of the codemod layer that module `name` is in (0 is the top), or None for other modules."""
+    short = name.removeprefix("lossscale_compat.codemods.")
+    for index, layer in enumerate(CODEMOD_ORDER):
+        if short in CODEMOD_LAYERS[layer]:
+            return index
+    return None
+
+
+def upward_imports():
+    """(module, import) pairs where a codemod module imports from a layer above its own."""
+    return sorted(
+        (name, imported)
+        for name, imports in GRAPH.items()
+        if (mine := layer_of(name)) is not None
+        for imported in imports
+        if (theirs := layer_of(imported)) is not None and theirs < mine
+    )
 
 
 def test_flavour_imports_nothing_of_ours_but_the_table_of_stacks():
@@ -56,9 +142,41 @@ def test_no_module_imports_itself_through_others():
     assert cycles == []
 
 
+# Above legacy mode: the package, and the run-time fallbacks that migrated code calls, built from legacy mode's pieces.
+ABOVE_LEGACY_MODE = {"lossscale_compat", "lossscale_compat._runtime"}
+
+
 def test_the_classes_never_import_legacy_mode():
-    below = [name for name in GRAPH if not name.startswith("lossscale_compat.legacy") and name != "lossscale_compat"]
+    below = [name for name in GRAPH if not name.startswith("lossscale_compat.legacy") and name not in ABOVE_LEGACY_MODE]
     assert [name for name in below if any(m.startswith("lossscale_compat.legacy") for m in GRAPH[name])] == []
+
+
+def test_the_package_never_imports_the_codemod():
+    package = [name for name in GRAPH if not name.startswith("lossscale_compat.codemods")]
+    assert [name for name in package if any(m.startswith("lossscale_compat.codemods") for m in GRAPH[name])] == []
+
+
+def test_every_codemod_module_has_a_layer():
+    codemod = {name for name in GRAPH if name.startswith("lossscale_compat.codemods.")}
+    assert sorted(name for name in codemod if layer_of(name) is None) == []
+
+
+def test_codemod_layers_import_only_downward():
+    assert upward_imports() == []
+
+
+def test_relative_imports_are_read():
+    assert "lossscale_compat.codemods._warnings" in GRAPH["lossscale_compat.codemods.rules.policy"]
+    assert "lossscale_compat._mapping" in GRAPH["lossscale_compat.codemods.rules.policy"]
+
+
+def test_the_layer_check_finds_an_upward_import():
+    name = "lossscale_compat.codemods._values"
+    GRAPH[name] = GRAPH[name] | {"lossscale_compat.codemods.migrate_loss_scale"}
+    try:
+        assert (name, "lossscale_compat.codemods.migrate_loss_scale") in upward_imports()
+    finally:
+        GRAPH[name] = imports_of(CODEMODS / "_values.py")
 
 
 def test_the_check_finds_a_cycle_when_there_is_one():

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import libcst as cst
 
 from .. import _tf1
 from .. import _warnings as w
+from .._edits import FirstArgument, FixedFactor, NewAttr, ShimWrap, SiteEdit, Wrap
 from .._scan import SiteScan
-from .._state import Decision
-from .._values import _called_name, _calls_in, _Expr, _has_comment, _root, _Unsafe
-from ..rules.optimizer import _LOOP_SHIM
+from .._values import Expr, Unsafe, called_name_of, calls_in, has_comment, root_of
+from ..rules.optimizer import LOOP_SHIM
 
 # Where unscaled gradients go besides `apply_gradients`, by the name of the function or method they are
 # passed to: each is a place where Keras 3's contract (scaled gradients in) would change the results.
@@ -35,7 +36,7 @@ _KERAS2_LSO_MODULES = ("keras.src.mixed_precision.", "keras.mixed_precision.loss
 
 
 def _flow_of_calls(calls: Sequence[cst.Call]) -> str | None:
-    names = {_called_name(call) for call in calls}
+    names = {called_name_of(call) for call in calls}
     for flow_names, code in _GRADIENT_FLOWS:
         if names & flow_names:
             return code
@@ -45,30 +46,34 @@ def _flow_of_calls(calls: Sequence[cst.Call]) -> str | None:
 class CustomLoopRule(SiteScan):
     """Plans the Keras 3 custom-loop rewrites, or keeps the loop on TF 2.4's contract."""
 
-    def _shim_escaping(self, decisions: dict[_Expr, Decision], loops: list[cst.Call]) -> None:
+    def _shim_escaping(self, decisions: dict[Expr, SiteEdit], loops: list[cst.Call]) -> None:
         """Builds an experimental LossScaleOptimizer whose object leaves the module with our class (Keras 3).
 
         Callers the codemod cannot see may call TF 2.4's methods on it; a loop here rewritten for Keras 3's
         class on the same object keeps it on Keras 3's class.
         """
-        for site, (kind, payload) in list(decisions.items()):
-            if kind != "wrap" or payload[4].rule != "loss_scale_optimizer" or not _tf1.escapes(self, payload[0]):
+        for site, edit in list(decisions.items()):
+            if (
+                not isinstance(edit, Wrap)
+                or edit.row.rule != "loss_scale_optimizer"
+                or not _tf1.escapes(self, edit.call)
+            ):
                 continue
-            self._lso_calls = {payload[0]}
+            self._lso_calls = {edit.call}
             traced = any(
                 isinstance(call.func, cst.Attribute) and self._is_migrated_optimizer(call.func.value) for call in loops
             )
             self._lso_calls = set()
             if not traced:
-                decisions[site] = ("escape_shim", (*payload[:3], _LOOP_SHIM, payload[4]))
+                decisions[site] = ShimWrap(dataclasses.replace(edit, new_name=LOOP_SHIM), w.ESCAPING_SHIM_NOTE)
 
-    def _keep_loops_on_shim(self, decisions: dict[_Expr, Decision], loops: list[cst.Call]) -> bool:
+    def _keep_loops_on_shim(self, decisions: dict[Expr, SiteEdit], loops: list[cst.Call]) -> bool:
         """Builds this file's TF 2.4 optimizers with our class when its custom loop cannot be rewritten.
 
         Keras 3's class has no `get_scaled_loss`/`get_unscaled_gradients`, so rewriting the construction
         while leaving such a call would leave a file that fails at run time. Returns whether it did.
         """
-        built = {payload[0] for kind, payload in decisions.values() if kind in ("wrap", "fixed_factor")}
+        built: set[cst.CSTNode] = {edit.call for edit in decisions.values() if isinstance(edit, (Wrap, FixedFactor))}
         if not loops or not built:
             return False
         self._lso_calls = built
@@ -82,16 +87,13 @@ class CustomLoopRule(SiteScan):
         for call, code in problems:
             if code is not None:
                 self._warn(call, code)
-        for site, (kind, payload) in list(decisions.items()):
-            if kind not in ("wrap", "fixed_factor"):
-                continue
-            call, opt, scale = payload[:3]
-            row = payload[4] if kind == "wrap" else payload[3]  # (call, opt, scale, name, row) / (..., row, compiles)
-            if row.rule == "loss_scale_optimizer":
-                decisions[site] = ("loop_shim", (call, opt, scale, _LOOP_SHIM, row))
+        for site, edit in list(decisions.items()):
+            if isinstance(edit, (Wrap, FixedFactor)) and edit.row.rule == "loss_scale_optimizer":
+                wrap = Wrap(edit.call, edit.opt, edit.scale, LOOP_SHIM, edit.row)
+                decisions[site] = ShimWrap(wrap, w.LOOP_SHIM_NOTE)
         return True
 
-    def _is_migrated_optimizer(self, receiver: _Expr) -> bool:
+    def _is_migrated_optimizer(self, receiver: Expr) -> bool:
         """Returns whether `receiver` is a name bound once, here, to a migrated LossScaleOptimizer call."""
         if not isinstance(receiver, cst.Name):
             return False
@@ -122,7 +124,7 @@ class CustomLoopRule(SiteScan):
             return None
         try:
             self._unscaled_rewrite(call)
-        except _Unsafe as unsafe:
+        except Unsafe as unsafe:
             return unsafe.code
         return None
 
@@ -146,14 +148,14 @@ class CustomLoopRule(SiteScan):
             self._warn(call, w.BAD_ARGUMENTS)
             return
         if method == "get_scaled_loss":
-            self._replace[call.func] = ("attr", "scale_loss")
+            self._replace[call.func] = NewAttr("scale_loss")
             return
         try:
             self._plan_unscaled(call)
-        except _Unsafe as unsafe:
+        except Unsafe as unsafe:
             self._warn(call, unsafe.code)
 
-    def _receiver_key(self, call: cst.Call, receiver: _Expr) -> tuple[str, cst.CSTNode]:
+    def _receiver_key(self, call: cst.Call, receiver: Expr) -> tuple[str, cst.CSTNode]:
         """The receiver's text and owner: its class for `self.x`, else the function (or module) it is read in.
 
         Calls with the same key are taken to be on the same object. A receiver that is not a dotted name
@@ -207,7 +209,7 @@ class CustomLoopRule(SiteScan):
                     for call, method in zip(calls, methods)
                     if method == "get_unscaled_gradients"
                 ]
-            except _Unsafe:
+            except Unsafe:
                 plans = None
         if plans is None:
             for call in calls:
@@ -215,7 +217,7 @@ class CustomLoopRule(SiteScan):
             return
         for call, method in zip(calls, methods):
             if method == "get_scaled_loss":
-                self._replace[call.func] = ("attr", "scale_loss")
+                self._replace[call.func] = NewAttr("scale_loss")
             self._warn(call, w.UNTRACED_LOOP_NOTE)
         for plan in plans:
             self._apply_unscaled(*plan)
@@ -228,7 +230,7 @@ class CustomLoopRule(SiteScan):
             test = node.test if isinstance(node, cst.If) else None
             if (
                 isinstance(test, cst.Call)
-                and _called_name(test) == "isinstance"
+                and called_name_of(test) == "isinstance"
                 and len(test.args) == 2
                 and cst.Module(body=[]).code_for_node(test.args[0].value) == receiver
                 and any(name.startswith(_KERAS2_LSO_MODULES) for name in self.qualified(test.args[1].value))
@@ -282,7 +284,7 @@ class CustomLoopRule(SiteScan):
         ):
             self._warn(read, w.UNSUPPORTED_USE)
             return
-        self._replace[read] = ("attr", "dynamic_scale")
+        self._replace[read] = NewAttr("dynamic_scale")
         self._warn(read, w.SCALE_READ_NOTE)
 
     def _plan_unscaled(self, call: cst.Call) -> None:
@@ -291,7 +293,7 @@ class CustomLoopRule(SiteScan):
     def _apply_unscaled(self, uses: list[cst.CSTNode], source: cst.Name | None, drop: cst.CSTNode) -> None:
         """Renames `uses` to `source` and drops the statement `drop`; a call `drop` becomes its argument."""
         if isinstance(drop, cst.Call):
-            self._replace[drop] = ("argument",)
+            self._replace[drop] = FirstArgument()
             return
         if source is not None:
             for node in uses:
@@ -301,7 +303,7 @@ class CustomLoopRule(SiteScan):
     def _unscaled_rewrite(
         self, call: cst.Call, untraced: bool = False
     ) -> tuple[list[cst.CSTNode], cst.Name | None, cst.CSTNode]:
-        """(uses to rename, the scaled-gradients name they take or None, what to drop); raises _Unsafe.
+        """(uses to rename, the scaled-gradients name they take or None, what to drop); raises Unsafe.
 
         What to drop is the statement `g = opt.get_unscaled_gradients(g)`. For an `untraced` receiver, whose
         object the rewrite leaves as it is, it may also be an `if flag:` holding only that statement, or,
@@ -316,18 +318,18 @@ class CustomLoopRule(SiteScan):
         block = self._parent(line) if line is not None else None
         source = call.args[0].value
         if not (isinstance(assign, cst.Assign) and assign.value is call):
-            if untraced and self._inside_apply_gradients(call, receiver) and not _has_comment(call):
+            if untraced and self._inside_apply_gradients(call, receiver) and not has_comment(call):
                 return [], None, call  # `opt.apply_gradients(zip(opt.get_unscaled_gradients(g), vs))`
-            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+            raise Unsafe(w.UNSCALED_GRADIENTS_USED)
         if not (
             len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name)
             and isinstance(line, cst.SimpleStatementLine)
             and len(line.body) == 1
             and isinstance(block, (cst.IndentedBlock, cst.Module))
-            and not _has_comment(line.body[0])
+            and not has_comment(line.body[0])
         ):
-            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+            raise Unsafe(w.UNSCALED_GRADIENTS_USED)
         target = assign.targets[0].target.value
         source_name = source.value if isinstance(source, cst.Name) else None
         scope = self._scopes[call]
@@ -340,14 +342,14 @@ class CustomLoopRule(SiteScan):
                 continue
             if position < start:
                 if target != source_name:
-                    raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+                    raise Unsafe(w.UNSCALED_GRADIENTS_USED)
                 continue
             problem = self._use_problem(access.node, receiver, untraced)
             if problem is not None:
-                raise _Unsafe(problem)
+                raise Unsafe(problem)
             uses.append(access.node)
         if not uses:
-            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+            raise Unsafe(w.UNSCALED_GRADIENTS_USED)
         guard = line if len(block.body) > 1 else self._lone_guard(block) if untraced else None
         if guard is None and untraced and target == source_name:
             guard = line  # its block keeps `pass`
@@ -361,7 +363,7 @@ class CustomLoopRule(SiteScan):
         if guard is not None and isinstance(source, cst.Name) and not later and len(scope.assignments[target]) == 1:
             return uses, source, guard
         if not untraced:
-            raise _Unsafe(w.UNSCALED_GRADIENTS_USED)
+            raise Unsafe(w.UNSCALED_GRADIENTS_USED)
         return [], None, call  # `g = scaled_g` in this branch, whatever the other branches bind
 
     def _lone_guard(self, block: cst.IndentedBlock | cst.Module) -> cst.If | None:
@@ -374,18 +376,18 @@ class CustomLoopRule(SiteScan):
         outer = self._parent(guard) if guard is not None else None
         test = guard.test if isinstance(guard, cst.If) else None
         tested: list[cst.CSTNode] = [test] if test is not None else []
-        if isinstance(test, cst.Call) and _called_name(test) == "isinstance" and len(test.args) == 2:
+        if isinstance(test, cst.Call) and called_name_of(test) == "isinstance" and len(test.args) == 2:
             tested = [arg.value if arg.keyword is None and not arg.star else arg for arg in test.args]
         if (
             isinstance(guard, cst.If)
             and guard.orelse is None
             and tested
             and all(
-                isinstance(_root(name), cst.Name) and isinstance(name, (cst.Name, cst.Attribute)) for name in tested
+                isinstance(root_of(name), cst.Name) and isinstance(name, (cst.Name, cst.Attribute)) for name in tested
             )
             and isinstance(outer, (cst.IndentedBlock, cst.Module))
             and len(outer.body) > 1
-            and not _has_comment(guard)
+            and not has_comment(guard)
         ):
             return guard
         return None
@@ -445,7 +447,7 @@ class CustomLoopRule(SiteScan):
     @staticmethod
     def _linear_reduce(call: cst.Call, arg: cst.Arg) -> bool:
         """Whether `call` sums or averages `arg` across workers (a Horovod or tf.distribute all-reduce)."""
-        name = _called_name(call)
+        name = called_name_of(call)
         if name not in _ALL_REDUCES or arg.star or arg.keyword is not None:
             return False
         others = [other for other in call.args if other is not arg]
@@ -469,7 +471,7 @@ class CustomLoopRule(SiteScan):
             if isinstance(parent, cst.Call) and child is not parent.func:
                 calls.append(parent)
             elif isinstance(parent, _COMPREHENSIONS) and child is not getattr(parent, "elt", None):
-                inside = _calls_in(parent.elt if hasattr(parent, "elt") else parent.value)  # `[f(g) for g in gs]`
+                inside = calls_in(parent.elt if hasattr(parent, "elt") else parent.value)  # `[f(g) for g in gs]`
                 if inside.adds:
                     return w.GRADIENTS_ACCUMULATED
                 calls.extend(inside.found)
@@ -479,7 +481,7 @@ class CustomLoopRule(SiteScan):
                 return w.GRADIENTS_ACCUMULATED
             child, parent = parent, self._parent(parent)
         if isinstance(parent, cst.For) and child is parent.iter:  # `for g in grads: ...`
-            inside = _calls_in(parent.body)
+            inside = calls_in(parent.body)
             if inside.adds:
                 return w.GRADIENTS_ACCUMULATED
             calls.extend(inside.found)
@@ -498,7 +500,7 @@ class CustomLoopRule(SiteScan):
                     and cst.Module(body=[]).code_for_node(parent.func.value) == receiver
                 ):
                     return True
-                if _called_name(parent) not in ("zip", "list", "tuple"):
+                if called_name_of(parent) not in ("zip", "list", "tuple"):
                     return False
             elif parent.star == "**" or child is not parent.value:
                 return False

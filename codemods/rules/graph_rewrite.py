@@ -6,16 +6,16 @@ import libcst as cst
 
 from .. import _warnings as w
 from .._scan import SiteScan
-from .._values import _Unsafe
+from .._values import Unsafe
 
 
 class GraphRewriteRule(SiteScan):
     """Finds the statement a `disable_mixed_precision_graph_rewrite()` call can be removed with."""
 
     def _disable_statement(self, call: cst.Call | None) -> cst.Expr:
-        """Returns the expression statement that is exactly `call`, or raises _Unsafe."""
+        """Returns the expression statement that is exactly `call`, or raises Unsafe."""
         if call is None:
-            raise _Unsafe(w.DISABLE_VALUE_USED)
+            raise Unsafe(w.DISABLE_VALUE_USED)
         statement = self._parent(call)
         line = self._parent(statement) if statement is not None else None
         if not (
@@ -23,7 +23,7 @@ class GraphRewriteRule(SiteScan):
             and statement.value is call
             and isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
         ):
-            raise _Unsafe(w.DISABLE_VALUE_USED)
+            raise Unsafe(w.DISABLE_VALUE_USED)
         if call.args:
-            raise _Unsafe(w.BAD_ARGUMENTS)
+            raise Unsafe(w.BAD_ARGUMENTS)
         return statement

@@ -8,7 +8,7 @@ from lossscale_compat import _mapping, _translation
 
 from .. import _warnings as w
 from .._scan import SiteScan
-from .._values import _bind, _Expr, _is_pure, _LossScale, _number, _string, _Unsafe
+from .._values import Expr, SourceScale, Unsafe, bind_args, is_pure, number_value, string_value
 
 _LOSS_SCALE_PARAMS = _translation.PARAMETERS
 
@@ -16,7 +16,7 @@ _LOSS_SCALE_PARAMS = _translation.PARAMETERS
 class LossScaleRule(SiteScan):
     """Reads a loss scale from the source, or says why it cannot."""
 
-    def _loss_scale_class(self, node: _Expr) -> str | None:
+    def _loss_scale_class(self, node: Expr) -> str | None:
         """Returns "FixedLossScale"/"DynamicLossScale" if `node` is a call to one of them."""
         name = self.called_name(node)
         if name is None:
@@ -27,55 +27,55 @@ class LossScaleRule(SiteScan):
         short = name.rsplit(".", 1)[1]
         return short if short in _LOSS_SCALE_PARAMS else None
 
-    def _read_loss_scale(self, node: _Expr) -> _LossScale:
-        """Reads a TF 2.4 `loss_scale` argument, or raises _Unsafe."""
-        text = _string(node)
+    def _read_loss_scale(self, node: Expr) -> SourceScale:
+        """Reads a TF 2.4 `loss_scale` argument, or raises Unsafe."""
+        text = string_value(node)
         if text == "dynamic":
             return _translation.translate(_translation.DYNAMIC, {})
-        if _number(node) is not None:
+        if number_value(node) is not None:
             return _translation.translate(_translation.FIXED, {"loss_scale_value": node})
         kind = self._loss_scale_class(node)
         if kind is not None:
             assert isinstance(node, cst.Call)
-            bound = _bind(node.args, _LOSS_SCALE_PARAMS[kind], 1 if kind == "FixedLossScale" else 0)
+            bound = bind_args(node.args, _LOSS_SCALE_PARAMS[kind], 1 if kind == "FixedLossScale" else 0)
             values = {name: arg.value for name, arg in bound.items()}
             scale = self._loss_scale_from(kind, values)
             self._folded.add(node.func)
             return scale
         if isinstance(node, cst.Dict):
             return self._read_loss_scale_dict(node)
-        raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+        raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
 
-    def _read_loss_scale_dict(self, node: cst.Dict) -> _LossScale:
+    def _read_loss_scale_dict(self, node: cst.Dict) -> SourceScale:
         entries = self._string_keyed(node)
-        kind = _string(entries.pop("class_name", cst.Name("None")))
+        kind = string_value(entries.pop("class_name", cst.Name("None")))
         config = entries.pop("config", None)
         if entries or kind not in _LOSS_SCALE_PARAMS or not isinstance(config, cst.Dict):
-            raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+            raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
         values = self._string_keyed(config)
         if set(values) - set(_LOSS_SCALE_PARAMS[kind]):
-            raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+            raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
         if kind == "FixedLossScale" and "loss_scale_value" not in values:
-            raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+            raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
         return self._loss_scale_from(kind, values)
 
     @staticmethod
-    def _string_keyed(node: cst.Dict) -> dict[str, _Expr]:
-        out: dict[str, _Expr] = {}
+    def _string_keyed(node: cst.Dict) -> dict[str, Expr]:
+        out: dict[str, Expr] = {}
         for element in node.elements:
             if not isinstance(element, cst.DictElement):
-                raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
-            key = _string(element.key)
+                raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+            key = string_value(element.key)
             if key is None or key in out:
-                raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+                raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
             out[key] = element.value
         return out
 
     @staticmethod
-    def _loss_scale_from(kind: str, values: dict[str, _Expr]) -> _LossScale:
-        if any(not _is_pure(value) for value in values.values()):
-            raise _Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
+    def _loss_scale_from(kind: str, values: dict[str, Expr]) -> SourceScale:
+        if any(not is_pure(value) for value in values.values()):
+            raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
         try:
-            return _translation.translate(kind, values, _number)
+            return _translation.translate(kind, values, number_value)
         except _translation.UntranslatableLossScale:
-            raise _Unsafe(w.MULTIPLIER_NOT_TWO) from None
+            raise Unsafe(w.MULTIPLIER_NOT_TWO) from None

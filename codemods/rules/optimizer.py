@@ -7,7 +7,7 @@ import libcst as cst
 from .. import _warnings as w
 from .._scan import SiteScan
 from .._scopes import BuiltinBinding
-from .._values import _Expr, _LossScale, _Unsafe
+from .._values import Expr, SourceScale, Unsafe
 
 # Built-in optimizers whose constructor takes `loss_scale_factor` on Keras 3.
 _KERAS3_OPTIMIZERS = frozenset(
@@ -23,7 +23,7 @@ _BIAS_CORRECTED_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "Nadam"})
 _ITERATION_KEYWORDS = frozenset({"use_ema", "ema_overwrite_frequency", "gradient_accumulation_steps"})
 
 # Why an experimental LossScaleOptimizer call goes to lossscale_compat's class instead of being left alone.
-_SHIM_INSTEAD = frozenset(
+SHIM_INSTEAD = frozenset(
     {
         w.LOSS_SCALE_NOT_VISIBLE,
         w.MULTIPLIER_NOT_TWO,
@@ -34,14 +34,14 @@ _SHIM_INSTEAD = frozenset(
 )
 
 # TF 2.4's non-experimental class, ours: the modern keyword arguments with TF 2.4's custom-loop contract.
-_LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
+LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
 
 
 class OptimizerRule(SiteScan):
     """Decides how an experimental `LossScaleOptimizer` call is built on the target."""
 
     def _compiles_receiving(self, call: cst.Call) -> list[cst.Call]:
-        """Returns the visible `compile` calls an optimizer built by `call` reaches, or raises _Unsafe.
+        """Returns the visible `compile` calls an optimizer built by `call` reaches, or raises Unsafe.
 
         The optimizer may only be the `optimizer` argument of a `.compile(...)` call, or be assigned
         once to a plain name that is only used as such an argument or as an attribute receiver.
@@ -55,10 +55,10 @@ class OptimizerRule(SiteScan):
             and len(parent.targets) == 1
             and isinstance(parent.targets[0].target, cst.Name)
         ):
-            raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+            raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
         assignment = self._single_assignment(parent.targets[0].target)
         if assignment is None:
-            raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+            raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
         compiles = []
         for access in assignment.references:
             use = access.node
@@ -67,14 +67,14 @@ class OptimizerRule(SiteScan):
                 continue
             compile_call = self._compile_taking(use)
             if compile_call is None:
-                raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+                raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
             compiles.append(compile_call)
         return compiles
 
     def _compile_taking(self, node: cst.CSTNode) -> cst.Call | None:
         """Returns the `.compile(...)` call that takes `node` as its optimizer, or raises/None.
 
-        Raises _Unsafe when that call already decides `auto_scale_loss` other than by a literal
+        Raises Unsafe when that call already decides `auto_scale_loss` other than by a literal
         False, or passes `**kwargs`; returns None when `node` is not such an argument.
         """
         arg = self._parent(node)
@@ -93,14 +93,14 @@ class OptimizerRule(SiteScan):
             return None
         for other in call.args:
             if other.star == "**":
-                raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+                raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
             if other.keyword is not None and other.keyword.value == "auto_scale_loss":
                 if isinstance(other.value, cst.Name) and other.value.value == "False":
                     return call
-                raise _Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
+                raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
         return call
 
-    def _reads_iterations(self, inner: _Expr) -> bool:
+    def _reads_iterations(self, inner: Expr) -> bool:
         """Whether the inner optimizer visibly keys its update on `iterations` (built inline or by one assignment)."""
         value = self._assigned_value(inner) if isinstance(inner, cst.Name) else inner
         short = self._keras3_optimizer_call(value) if value is not None else None
@@ -118,7 +118,7 @@ class OptimizerRule(SiteScan):
                 return True  # a learning-rate schedule
         return False
 
-    def _keras3_optimizer_call(self, node: _Expr) -> str | None:
+    def _keras3_optimizer_call(self, node: Expr) -> str | None:
         """Returns the class name if `node` calls one of Keras 3's built-in optimizers, else None."""
         name = self.called_name(node)
         if name is None:
@@ -126,25 +126,25 @@ class OptimizerRule(SiteScan):
         module, _, short = name.rpartition(".")
         return short if module in _OPTIMIZER_MODULES and short in _KERAS3_OPTIMIZERS else None
 
-    def _is_inline_keras3_optimizer(self, node: _Expr) -> bool:
+    def _is_inline_keras3_optimizer(self, node: Expr) -> bool:
         if self._keras3_optimizer_call(node) is None or not isinstance(node, cst.Call):
             return False
         return all(
             not arg.star and (arg.keyword is None or arg.keyword.value != "loss_scale_factor") for arg in node.args
         )
 
-    def _source_of(self, key: str, value: object, scale: _LossScale, site: _Expr) -> _Expr:
+    def _source_of(self, key: str, value: object, scale: SourceScale, site: Expr) -> Expr:
         """The source for one of `scale.kwargs()`: read expressions as written, `dynamic=False` spelled out."""
         if key == "dynamic":
             return cst.Name("False")
         assert isinstance(value, cst.BaseExpression)
         return self._as_float(value, site) if key == "initial_scale" and scale.dynamic else value
 
-    def _as_float(self, value: _Expr, site: _Expr) -> _Expr:
+    def _as_float(self, value: Expr, site: Expr) -> Expr:
         """Returns `value`, or `float(value)` where Keras 3 could not take it as TF 2.4's float() did."""
         if isinstance(value, cst.Float) or (isinstance(value, cst.Integer) and abs(value.evaluated_value) < 2**63):
             return value
         scope = self._scopes.get(site) or self._global
         if any(not isinstance(binding, BuiltinBinding) for binding in scope["float"]):
-            raise _Unsafe(w.NAME_CLASH)
+            raise Unsafe(w.NAME_CLASH)
         return cst.Call(func=cst.Name("float"), args=[cst.Arg(value=value)])

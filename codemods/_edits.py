@@ -1,0 +1,153 @@
+"""What the rules decide, as typed values: a site's edit, and the change one node of the tree gets.
+
+A rule turns a site into a `SiteEdit` (or raises `_values.Unsafe` with the warning to give instead); the command
+turns site edits into `NodeEdit`s keyed by the node they change, which its `leave_*` methods apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Union
+
+import libcst as cst
+
+from lossscale_compat import _mapping, _translation
+
+# ------------------------------------------------------------------ site edits: what to do with one TF 2.4 site
+
+
+@dataclasses.dataclass(frozen=True)
+class Keep:
+    """Leave the site as it is (a warning, if any, was given when deciding)."""
+
+
+KEEP = Keep()
+
+
+@dataclasses.dataclass(frozen=True)
+class NewName:
+    """Spell the site as the dotted name `name` (None: the table has no name for this target, so it is unsafe)."""
+
+    name: str | None
+    note: str | None = None
+    """The warning code that goes with the new name (our shim's, TF1's kept name), if any."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Wrap:
+    """`LossScaleOptimizer(opt, loss_scale)` or a graph rewrite -> `new_name(opt, <modern loss-scale kwargs>)`."""
+
+    call: cst.Call
+    opt: cst.Arg
+    scale: _translation.ModernScale[cst.BaseExpression]
+    new_name: str | None
+    row: _mapping.Rename
+
+
+@dataclasses.dataclass(frozen=True)
+class ShimWrap:
+    """A `Wrap` onto our shim, whose class keeps TF 2.4's custom-loop methods; `note` says why."""
+
+    wrap: Wrap
+    note: str
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedFactor:
+    """Keras 3, a fixed loss scale: the inline optimizer gets `loss_scale_factor`, the compiles `auto_scale_loss`."""
+
+    call: cst.Call
+    opt: cst.Arg
+    scale: _translation.ModernScale[cst.BaseExpression]
+    row: _mapping.Rename
+    compiles: Sequence[cst.Call]
+
+
+@dataclasses.dataclass(frozen=True)
+class NewPolicy:
+    """`Policy(name, loss_scale=...)` -> `new_name(name)`; `note` warns when the loss scale did something."""
+
+    call: cst.Call
+    name_arg: cst.Arg
+    new_name: str | None
+    note: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerPolicy:
+    """`get_layer_policy(layer)` -> `layer.dtype_policy`."""
+
+    layer: cst.Arg
+
+
+@dataclasses.dataclass(frozen=True)
+class DropCall:
+    """Remove the statement that is only this call (`disable_mixed_precision_graph_rewrite()`)."""
+
+    statement: cst.Expr
+
+
+SiteEdit = Union[Keep, NewName, Wrap, ShimWrap, FixedFactor, NewPolicy, LayerPolicy, DropCall]
+
+
+def new_name_of(edit: SiteEdit) -> str | None:
+    """The dotted name an edit spells its site with, if it spells one (what an import of the site becomes)."""
+    if isinstance(edit, NewName):
+        return edit.name
+    if isinstance(edit, Wrap):
+        return edit.new_name
+    if isinstance(edit, ShimWrap):
+        return edit.wrap.new_name
+    if isinstance(edit, NewPolicy):
+        return edit.new_name
+    return None
+
+
+# ------------------------------------------------------------------ node edits: the change one node gets
+
+
+@dataclasses.dataclass(frozen=True)
+class NewAttr:
+    """`x.old` -> `x.attr`."""
+
+    attr: str
+
+
+@dataclasses.dataclass(frozen=True)
+class FirstArgument:
+    """`opt.get_unscaled_gradients(g)` -> `g`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DtypePolicyOf:
+    """`get_layer_policy(layer)` -> `layer.dtype_policy`."""
+
+    layer: cst.Arg
+
+
+@dataclasses.dataclass(frozen=True)
+class NewCall:
+    """The call, to `func`, with `positional` (arguments of the original call) then `keywords` (new ones)."""
+
+    func: cst.BaseExpression
+    positional: Sequence[cst.Arg]
+    keywords: Sequence[cst.Arg] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class AddKeyword:
+    """The call with one more keyword argument at its end."""
+
+    keyword: cst.Arg
+
+
+@dataclasses.dataclass(frozen=True)
+class FoldFactor:
+    """`LossScaleOptimizer(Inner(...), ...)` -> `Inner(..., loss_scale_factor=...)`."""
+
+    opt: cst.Arg
+    keyword: cst.Arg
+
+
+NodeEdit = Union[cst.BaseExpression, NewAttr, FirstArgument, DtypePolicyOf, NewCall, AddKeyword, FoldFactor]
