@@ -15,7 +15,7 @@ import sys
 import warnings
 import zipfile
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 
@@ -24,8 +24,15 @@ class UnreadableError(Exception):
     """A side that holds no optimizer config we can read; the message is the one line shown."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (exit 2) that says where the usage is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}. Run `{self.prog} --help` for the usage.\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lossscale-compat equivalent",
         description="Exit 0 if two saved optimizers are configured alike, 1 (with the differences) if not.",
     )

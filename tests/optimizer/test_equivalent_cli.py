@@ -154,3 +154,13 @@ def test_a_keras2_saved_model_with_keras_metadata_is_read(capsys, tmp_path):
     model.save(str(tmp_path / "saved"), save_format="tf")
     assert (tmp_path / "saved" / "keras_metadata.pb").exists()
     assert run(capsys, str(tmp_path / "saved"), SAVED_MODEL)[0] == 0
+
+
+@pytest.mark.parametrize("argv", [["only-one.json"], [OPTIMIZER_JSON, OPTIMIZER_JSON, "--frobnicate"]])
+def test_a_usage_error_is_one_line_with_exit_2(capsys, argv):
+    with pytest.raises(SystemExit) as exited:
+        _equivalent_cli.main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert err.count("\n") == 1 and err.startswith("lossscale-compat equivalent: error: ")
+    assert "--help" in err
