@@ -78,7 +78,8 @@ def set_policy(policy: Any) -> None:
                 "graph rewrite has already been enabled. Use one of the two, not both: the policy "
                 "(recommended; call `disable_mixed_precision_graph_rewrite()` first) or the graph rewrite."
             )
-        if not tf.as_dtype(stack_policy.compute_dtype).is_floating:
+        # "_infer" (TF 1's behaviour, no compute dtype) was allowed, as in TF 2.4.
+        if stack_policy.compute_dtype is not None and not tf.as_dtype(stack_policy.compute_dtype).is_floating:
             raise ValueError(
                 "set_policy can only be used to set the global policy to floating-point policies, such as "
                 f'"float32" and "mixed_float16", but got policy: {stack_policy.name}. Pass the dtype to the '
