@@ -51,6 +51,16 @@ def keras_public_prefix() -> str:
 
 
 @functools.cache
+def keras2_own_mixed_precision_module() -> str:
+    """How users spell Keras 2's own mixed-precision module apart from `tf.keras` (which legacy mode overlays)."""
+    return (
+        "tf_keras.mixed_precision"
+        if tf.keras.optimizers.SGD.__module__.startswith("tf_keras")
+        else ("keras.mixed_precision")
+    )
+
+
+@functools.cache
 def keras2_loss_scale_optimizer_for_new_optimizers() -> type[Any]:
     """Keras 2's concrete LossScaleOptimizer for `tf.keras.optimizers.Optimizer` (not OptimizerV2)."""
     module = sys.modules[keras_loss_scale_optimizer().__module__]
@@ -248,6 +258,11 @@ def tf_v1_loss_scale_optimizer_namespaces() -> list:
     v1 = tf.compat.v1
     namespaces = [getattr(getattr(v1, "train", None), "experimental", None), getattr(v1, "mixed_precision", None)]
     return [n for n in namespaces if n is not None and hasattr(n, "MixedPrecisionLossScaleOptimizer")]
+
+
+def default_global_policy() -> Any:
+    """What `set_global_policy` takes to go back to the default policy: None, or Keras 3's floatx (it refuses None)."""
+    return tf.keras.backend.floatx() if hasattr(tf.keras.mixed_precision, "DTypePolicy") else None
 
 
 def tf_keras_namespaces() -> list:

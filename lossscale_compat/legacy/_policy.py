@@ -85,7 +85,7 @@ def set_policy(policy: Any) -> None:
                 f'"float32" and "mixed_float16", but got policy: {stack_policy.name}. Pass the dtype to the '
                 "layers that need it instead."
             )
-    tf_keras_mixed_precision().set_global_policy(policy)
+    tf_keras_mixed_precision().set_global_policy(_flavour.default_global_policy() if policy is None else policy)
 
 
 def _policy_argument(policy: Any) -> str:

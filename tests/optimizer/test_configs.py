@@ -104,7 +104,8 @@ def test_form_constructs_as_tf24(case):
 
 @pytest.mark.parametrize("case", FORMS, ids=form_id)
 def test_form_config_round_trips_through_from_config_of_same_class(case):
-    """`type(opt).from_config(opt.get_config())` restores what TF 2.4 restored."""
+    """`type(opt).from_config(opt.get_config())` restores what TF 2.4 restored.
+    Mirrors TF 2.4's loss_scale_optimizer_test.py: testGetConfigFixed; testGetConfigDynamic."""
     optimizer = build_our_lso(case["form"], case["inner"])
     expect(case["from_config_same_class"],
            lambda: type(optimizer).from_config(json.loads(json.dumps(optimizer.get_config()))))
@@ -112,7 +113,8 @@ def test_form_config_round_trips_through_from_config_of_same_class(case):
 
 @pytest.mark.parametrize("case", FORMS, ids=form_id)
 def test_form_config_round_trips_through_from_config_of_other_class(case):
-    """The other form's `from_config` accepts the config, as in TF 2.4."""
+    """The other form's `from_config` accepts the config, as in TF 2.4.
+    Mirrors TF 2.4's loss_scale_optimizer_test.py: testGetConfigFixed; testGetConfigDynamic."""
     optimizer = build_our_lso(case["form"], case["inner"])
     expect(case["from_config_other_class"],
            lambda: other_class(optimizer).from_config(json.loads(json.dumps(optimizer.get_config()))))
@@ -208,7 +210,8 @@ def custom_config():
 
 
 def test_custom_inner_needs_custom_objects():
-    """Without `custom_objects` the custom inner class is unknown: TF 2.4's error type, naming the class."""
+    """Without `custom_objects` the custom inner class is unknown: TF 2.4's error type, naming the class.
+    Mirrors TF 2.4's loss_scale_optimizer_test.py: testSerializationWithCustomOptimizer."""
     expected = CUSTOM["without_custom_objects"]["error"]
     with pytest.raises(Exception) as raised:
         keras_deserialize({"class_name": registered_name(KerasLossScaleOptimizer), "config": custom_config()})
@@ -218,7 +221,8 @@ def test_custom_inner_needs_custom_objects():
 
 @pytest.mark.parametrize("entry", ["from_config", "keras_deserialize"])
 def test_custom_inner_loads_with_custom_objects(entry):
-    """With `custom_objects` the custom inner optimizer comes back with TF 2.4's settings."""
+    """With `custom_objects` the custom inner optimizer comes back with TF 2.4's settings.
+    Mirrors TF 2.4's loss_scale_optimizer_test.py: testSerializationWithCustomOptimizer."""
     custom_objects = {"MySGD": MySGD}
     if entry == "from_config":
         restored = KerasLossScaleOptimizer.from_config(custom_config(), custom_objects=custom_objects)
