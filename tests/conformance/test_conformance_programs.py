@@ -17,6 +17,14 @@ KERAS3 = _flavour.has_keras3_loss_scaling()
 KERAS3_OUT_OF_REACH = {
     "set_policy_global": "Keras 3's DTypePolicy has no '_infer' policy (TF 1's dtype inference); way out: "
     "TF_USE_LEGACY_KERAS=1 (tf_keras)",
+    "keras_save_slot_variables": "Keras 3's save_weights writes only `.weights.h5` files, not TF-format checkpoint "
+    "prefixes; way out: TF_USE_LEGACY_KERAS=1 (tf_keras)",
+    "keras_save_model_tf": "Keras 3's model.save has no SavedModel format (`save_format='tf'`); way out: "
+    "TF_USE_LEGACY_KERAS=1 (tf_keras)",
+    "keras_save_model_tf_v1_lso": "Keras 3's model.save has no SavedModel format (`save_format='tf'`); way out: "
+    "TF_USE_LEGACY_KERAS=1 (tf_keras)",
+    "keras_save_model_h5": "Keras 3's load_model cannot read back the training config of an `.h5` it wrote "
+    "(its metric names); lossscale_compat.load_tf24_h5 reads TF 2.4.0's `.h5` files; way out: TF_USE_LEGACY_KERAS=1",
     "keras_save_weights_with_dynamic_loss_scaling": "Keras 3's save_weights writes only `.weights.h5` files, not "
     "TF-format checkpoint prefixes; way out: TF_USE_LEGACY_KERAS=1 (tf_keras)",
     "policy_v1_repr": "Keras 3's DTypePolicy has no '_infer' policy and reads 'int8' as a quantization policy; "

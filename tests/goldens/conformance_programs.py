@@ -271,7 +271,7 @@ def set_policy_after_graph_rewrite(tf):
     return {"mixed_float16": error, "float64": float64}
 
 
-def _multiply_model(tf, policy=None, dtype="float32", nan_gradients=None, batch_size=4):
+def _multiply_model(tf, policy=None, dtype="float32", nan_gradients=None, batch_size=4, width=1):
     """A model y = v * x with one scalar weight v = 1, built under `policy` (set globally while building)."""
     class Multiply(tf.keras.layers.Layer):
         def build(self, _):
@@ -290,7 +290,7 @@ def _multiply_model(tf, policy=None, dtype="float32", nan_gradients=None, batch_
     if policy is not None:
         experimental.set_policy(policy)
     try:
-        x = tf.keras.layers.Input(shape=(1,), batch_size=batch_size, dtype=dtype)
+        x = tf.keras.layers.Input(shape=(width,), batch_size=batch_size, dtype=dtype)
         layer = Multiply()
         y = layer(x)
         if nan_gradients is not None:
@@ -364,24 +364,67 @@ def keras_policy_v1_without_loss_scale(tf):
         experimental.set_policy(None)
 
 
+def _scale_and_counter(opt):
+    return {"scale": _floats(opt.loss_scale), "counter": int(opt.dynamic_counter.numpy())}
+
+
 def keras_save_weights_with_dynamic_loss_scaling(tf, directory):
     import numpy as np
 
-    model, layer = _multiply_model(tf, batch_size=2)
+    model, _ = _multiply_model(tf, batch_size=2, width=2)
     opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0), initial_scale=1.0,
                                                       dynamic_growth_steps=2)
     model.compile(opt, loss="mse")
-    x = np.ones((2, 1))
-    model.fit(x, x, batch_size=2, verbose=0)
-    model.fit(x, x, batch_size=2, verbose=0)
-    saved = {"scale": _floats(opt.loss_scale), "counter": int(opt.dynamic_counter.numpy())}
+    model.fit(np.zeros((6, 2)), np.zeros((6, 2)), batch_size=2, verbose=0)
+    saved = _scale_and_counter(opt)
     path = os.path.join(directory, "ckpt")
     model.save_weights(path)
-    model.fit(x, x, batch_size=2, verbose=0)
-    changed = {"scale": _floats(opt.loss_scale), "counter": int(opt.dynamic_counter.numpy())}
+    model.fit(np.zeros((2, 2)), np.zeros((2, 2)), batch_size=2, verbose=0)
+    changed = _scale_and_counter(opt)
     model.load_weights(path)
-    restored = {"scale": _floats(opt.loss_scale), "counter": int(opt.dynamic_counter.numpy())}
-    return {"saved": saved, "changed": changed, "restored": restored}
+    return {"saved": saved, "changed": changed, "restored": _scale_and_counter(opt)}
+
+
+def keras_save_slot_variables(tf, directory):
+    import numpy as np
+
+    model, layer = _multiply_model(tf, policy="mixed_float16", batch_size=2, width=2)
+    opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0, 1.0), dynamic=False,
+                                                      initial_scale=1)
+    model.compile(optimizer=opt, loss="mse")
+    model.fit(np.ones((2, 2)), np.zeros((2, 2)), batch_size=2, verbose=0)
+    path = os.path.join(directory, "weights")
+    model.save_weights(path)
+    saved = _floats(opt.get_slot(layer.v, "momentum"))
+    model.fit(np.ones((2, 2)), np.zeros((2, 2)), batch_size=2, verbose=0)
+    changed = _floats(opt.get_slot(layer.v, "momentum"))
+    model.load_weights(path)
+    return {"saved": saved, "changed": changed, "restored": _floats(opt.get_slot(layer.v, "momentum"))}
+
+
+def keras_save_model_with_dynamic_loss_scaling(tf, directory, save_format, experimental):
+    import numpy as np
+
+    model, layer = _multiply_model(tf, batch_size=2, width=2)
+    mp = tf.keras.mixed_precision
+    if experimental:
+        opt = mp.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0), tf.mixed_precision.experimental.
+                                                 DynamicLossScale(initial_loss_scale=1.0, increment_period=2))
+    else:
+        opt = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0), initial_scale=1.0, dynamic_growth_steps=2)
+    model.compile(optimizer=opt, loss="mse")
+    model.fit(np.ones((6, 2)), np.zeros((6, 2)), batch_size=2, verbose=0)
+    saved = dict(_scale_and_counter(opt), v=_floats(layer.v))
+    path = os.path.join(directory, "model.h5" if save_format == "h5" else "model")
+    model.save(path, save_format=save_format)
+    model.fit(np.ones((2, 2)), np.zeros((2, 2)), batch_size=2, verbose=0)
+    loaded = tf.keras.models.load_model(path, custom_objects={"Multiply": type(layer)})
+    optimizer = loaded.optimizer
+    return {"saved": saved, "loaded_v": _floats(loaded.trainable_weights[0]),
+            "loaded": {"scale_in_saved_or_initial": _floats(optimizer.loss_scale) in (1.0, saved["scale"]),
+                       "class": type(optimizer).__name__ in ("LossScaleOptimizer", "KerasLossScaleOptimizer"),
+                       "initial_scale": _floats(optimizer.initial_scale),
+                       "dynamic_growth_steps": int(optimizer.dynamic_growth_steps)}}
 
 
 def keras_lso_inner_apply_gradients_gets_tensors(tf):
@@ -437,6 +480,12 @@ PROGRAMS["keras_policy_v1_without_loss_scale"] = (
 PROGRAMS["keras_lso_inner_apply_gradients_gets_tensors"] = (
     "keras/mixed_precision/loss_scale_optimizer_test.py", "testApplyGradientsGetsUnwrappedTensors",
     lambda tf, d: keras_lso_inner_apply_gradients_gets_tensors(tf))
+PROGRAMS["keras_save_slot_variables"] = (
+    KERAS_TEST, "test_save_slot_variables_with_autocast_vars", lambda tf, d: keras_save_slot_variables(tf, d))
+for _format, _experimental in (("tf", False), ("tf", True), ("h5", False)):
+    PROGRAMS["keras_save_model_%s%s" % (_format, "_v1_lso" if _experimental else "")] = (
+        KERAS_TEST, "test_save_model_with_dynamic_loss_scaling",
+        lambda tf, d, f=_format, e=_experimental: keras_save_model_with_dynamic_loss_scaling(tf, d, f, e))
 PROGRAMS["keras_save_weights_with_dynamic_loss_scaling"] = (
     KERAS_TEST, "test_save_weights_with_dynamic_loss_scaling",
     lambda tf, d: keras_save_weights_with_dynamic_loss_scaling(tf, d))
