@@ -282,6 +282,7 @@ def tf_compat_v1_keras_namespace() -> tuple[Any, bool]:
     return namespace, getattr(namespace, "__name__", None) in tf_keras_modules
 
 
+@functools.lru_cache(maxsize=256)
 def accepts_keyword(function: Any, name: str) -> bool:
     """Whether `function` takes the keyword argument `name` (by name or through `**kwargs`)."""
     try:

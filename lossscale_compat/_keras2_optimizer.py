@@ -98,11 +98,12 @@ class KerasLossScaleOptimizer(
 
     def _apply_gradients(self, grads: Any, wrapped_vars: Any) -> None:
         """Calls the inner `apply_gradients` as TF 2.4 did when it is a TF 2.4-style override."""
-        apply = self.inner_optimizer.apply_gradients
-        if _flavour.accepts_keyword(apply, "skip_gradients_aggregation"):
+        if _flavour.accepts_keyword(type(self.inner_optimizer).apply_gradients, "skip_gradients_aggregation"):
             super()._apply_gradients(grads, wrapped_vars)
         else:
-            apply(list(zip(grads, wrapped_vars.value)), experimental_aggregate_gradients=False)
+            self.inner_optimizer.apply_gradients(
+                list(zip(grads, wrapped_vars.value)), experimental_aggregate_gradients=False
+            )
 
     def save_own_variables(self, store: Any) -> None:
         """Keras 2's layout (the inner optimizer's variables by position), then the counter and the scale."""

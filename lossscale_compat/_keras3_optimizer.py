@@ -295,7 +295,7 @@ class KerasLossScaleOptimizer(
         inner = self.inner_optimizer
         if type(inner).apply_gradients is tf.keras.optimizers.Optimizer.apply_gradients or trainable_variables is None:
             inner.apply(grads, trainable_variables)
-        elif _flavour.accepts_keyword(inner.apply_gradients, "experimental_aggregate_gradients"):
+        elif _flavour.accepts_keyword(type(inner).apply_gradients, "experimental_aggregate_gradients"):
             inner.apply_gradients(list(zip(grads, trainable_variables)), experimental_aggregate_gradients=False)
         else:
             inner.apply_gradients(list(zip(grads, trainable_variables)))
