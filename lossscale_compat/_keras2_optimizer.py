@@ -30,10 +30,9 @@ class KerasLossScaleOptimizer(
         _conversions.check_not_nested(inner_optimizer)
         if _flavour.is_legacy_keras_optimizer(inner_optimizer):
             kwargs = {"dynamic": dynamic, "initial_scale": initial_scale, "dynamic_growth_steps": dynamic_growth_steps}
-            from lossscale_compat.legacy import _install
-
             # In legacy mode `tf.keras.mixed_precision.LossScaleOptimizer` is this class; Keras 2's own is elsewhere.
-            prefix = _flavour.keras2_own_mixed_precision_module() if _install.is_installed() else None
+            overlaid = getattr(tf.keras.mixed_precision, "LossScaleOptimizer", None) is KerasLossScaleOptimizer
+            prefix = _flavour.keras2_own_mixed_precision_module() if overlaid else None
             call = _conversions.replacement_call(
                 {k: v for k, v in kwargs.items() if v is not None},
                 prefix or _flavour.keras_public_prefix(),
