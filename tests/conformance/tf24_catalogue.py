@@ -73,8 +73,6 @@ NOT_MIRRORED = {
     "test_fixed_loss_scaling covers; its custom regularised layers are not the loss-scaling API",
     (KERAS, "test_pass_invalid_optimizer_with_loss_scaling"): "not applicable, it passes TF 2.4's private "
     "optimizer_v1.SGD, which has no public TF 2.4 name",
-    (KERAS, "test_restore_old_loss_scale_checkpoint"): "not done yet here; TF 2.4.0 checkpoints are restored in "
-    "tests/optimizer/test_normal_api_restore.py and examples/tf24/restore_checkpoint.py",
     (KERAS, "test_restore_old_saved_model"): "not applicable, it loads a SavedModel that TF's own test data holds",
 }
 

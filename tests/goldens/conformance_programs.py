@@ -446,6 +446,37 @@ def keras_lso_inner_apply_gradients_gets_tensors(tf):
     return {"grads": seen, "var": _floats(var)}
 
 
+TF24_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "examples", "tf24",
+                            "goldens", "tf24_weights", "weights")  # TF 2.4.0's model.save_weights, mid-training
+
+
+def keras_restore_tf24_checkpoint_twice(tf):
+    """`load_weights` of a checkpoint TF 2.4.0 wrote (examples/tf24/load_weights.py's model), then again after `fit`."""
+    import numpy as np
+
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(2, input_shape=(3,), kernel_initializer=tf.keras.initializers.Constant(0.2)),
+        tf.keras.layers.Dense(1, kernel_initializer=tf.keras.initializers.Constant(-0.1))])
+    opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(learning_rate=0.05, momentum=0.9),
+        tf.mixed_precision.experimental.DynamicLossScale(initial_loss_scale=256, increment_period=2))
+    model.compile(optimizer=opt, loss="mse")
+    model.load_weights(TF24_WEIGHTS)
+
+    def state():
+        kernel = model.trainable_variables[0]
+        return {"kernel": _floats(kernel), "scale": _floats(opt.loss_scale),
+                "counter": int(opt.dynamic_counter.numpy()), "iterations": int(opt.iterations.numpy())}
+
+    first = state()
+    rng = np.random.RandomState(5)
+    model.fit(rng.uniform(-1, 1, (32, 3)).astype("float32"), rng.uniform(-1, 1, (32, 1)).astype("float32"),
+              batch_size=16, shuffle=False, verbose=0)
+    model.load_weights(TF24_WEIGHTS)
+    second = dict(state(), momentum=_floats(opt.get_slot(model.trainable_variables[0], "momentum")))
+    return {"first": first, "again_after_fit": second}
+
+
 # case name -> (TF 2.4 file, TF 2.4 test, program(tf, directory) -> JSON data)
 PROGRAMS = {}
 for _mode in ("eager", "graph"):
@@ -486,6 +517,8 @@ for _format, _experimental in (("tf", False), ("tf", True), ("h5", False)):
     PROGRAMS["keras_save_model_%s%s" % (_format, "_v1_lso" if _experimental else "")] = (
         KERAS_TEST, "test_save_model_with_dynamic_loss_scaling",
         lambda tf, d, f=_format, e=_experimental: keras_save_model_with_dynamic_loss_scaling(tf, d, f, e))
+PROGRAMS["keras_restore_tf24_checkpoint_twice"] = (
+    KERAS_TEST, "test_restore_old_loss_scale_checkpoint", lambda tf, d: keras_restore_tf24_checkpoint_twice(tf))
 PROGRAMS["keras_save_weights_with_dynamic_loss_scaling"] = (
     KERAS_TEST, "test_save_weights_with_dynamic_loss_scaling",
     lambda tf, d: keras_save_weights_with_dynamic_loss_scaling(tf, d))
