@@ -20,12 +20,20 @@ class Policy(_flavour.keras_policy_class()):  # type: ignore[misc]
 
     def __init__(self, name: str, loss_scale: Any = "auto"):
         super().__init__(name)
+        given = loss_scale
         self._using_default_loss_scale = isinstance(loss_scale, str) and loss_scale == "auto"
         if self._using_default_loss_scale:
             loss_scale = "dynamic" if name == "mixed_float16" else None
         with quiet():  # the Policy's own warning below covers the loss scale it builds
             self._loss_scale = _loss_scale.get(loss_scale)
         warn_deprecated(_policy_replacement(name, self._loss_scale, self._using_default_loss_scale), "Policy")
+        if self._loss_scale is not None and self.compute_dtype != "float16":
+            import tensorflow as tf
+
+            tf.get_logger().warning(
+                f"Creating a Policy with a loss scale is only useful for float16 policies. You passed "
+                f"loss_scale={given} for policy {name}. Consider not passing any loss_scale instead."
+            )
 
     @property
     def loss_scale(self) -> _loss_scale.LossScale | None:

@@ -67,8 +67,6 @@ TESTS = {
 NOT_MIRRORED = {
     (KERAS_LSO, "testNanOnOneReplicaOnly"): "not in TF 2.4.0 (added for 2.5, GPU only); TF 2.4.0's run with a NaN on one "
     "of 2 CPU replicas is compared in tests/optimizer/test_training.py::test_mirrored_strategy_matches_tf24",
-    (POLICY, "test_loss_scale_warning"): "TF 2.4 logged a tf_logging warning for a loss scale on a float32 policy; "
-    "legacy mode warns with LossScaleDeprecationWarning instead (docs/legacy_mode.md)",
     (KERAS, "test_advanced_model"): "its loss-scale variant is a fixed scale under fit, which "
     "test_fixed_loss_scaling covers; its custom regularised layers are not the loss-scaling API",
     (KERAS, "test_pass_invalid_optimizer_with_loss_scaling"): "not applicable, it passes TF 2.4's private "

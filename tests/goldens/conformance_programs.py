@@ -221,6 +221,33 @@ def policy_v1_loss_scale(tf):
     }
 
 
+def policy_loss_scale_warning(tf):
+    """What TensorFlow's logger says when a Policy gets a loss scale, per policy (each made twice)."""
+    import logging
+
+    class Collect(logging.Handler):
+        def __init__(self):
+            logging.Handler.__init__(self)
+            self.messages = []
+
+        def emit(self, record):
+            if "loss scale" in record.getMessage() or "loss_scale" in record.getMessage():
+                self.messages.append(record.getMessage())
+
+    Policy = tf.keras.mixed_precision.experimental.Policy
+    seen = {}
+    for name in ("float32", "float16", "mixed_float16"):
+        handler = Collect()
+        tf.get_logger().addHandler(handler)
+        try:
+            Policy(name, loss_scale=2.0)
+            Policy(name, loss_scale=2.0)
+        finally:
+            tf.get_logger().removeHandler(handler)
+        seen[name] = handler.messages
+    return seen
+
+
 def set_policy_global(tf):
     experimental = tf.keras.mixed_precision.experimental
     seen = {"default": experimental.global_policy().name}
@@ -493,6 +520,8 @@ PROGRAMS["v1_checkpoint_eager"] = (V1_LSO_TEST, "testCheckpoint", lambda tf, d: 
 PROGRAMS["v1_none_loss_scale"] = (V1_LSO_TEST, "testPassingNoneToLossScale", lambda tf, d: v1_none_loss_scale(tf, 0))
 PROGRAMS["policy_v1_repr"] = (POLICY_TEST, "test_repr", lambda tf, d: policy_v1_repr(tf))
 PROGRAMS["policy_v1_loss_scale"] = (POLICY_TEST, "test_loss_scale", lambda tf, d: policy_v1_loss_scale(tf))
+PROGRAMS["policy_loss_scale_warning"] = (POLICY_TEST, "test_loss_scale_warning",
+                                         lambda tf, d: policy_loss_scale_warning(tf))
 PROGRAMS["set_policy_global"] = (POLICY_TEST, "test_global_policy", lambda tf, d: set_policy_global(tf))
 PROGRAMS["set_policy_dtype_errors"] = (POLICY_TEST, "test_global_policy_dtype_error",
                                        lambda tf, d: set_policy_dtype_errors(tf))
