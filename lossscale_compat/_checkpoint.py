@@ -13,7 +13,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from lossscale_compat import _flavour, _slots
+from lossscale_compat import _flavour, _inner_access, _slots
 
 _VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
 
@@ -207,6 +207,9 @@ class TF24CheckpointNames:
             return self._tf24_hyperparameter(name)
         if name == "base_optimizer":  # TF 2.4's inner optimizer: the same variables as the names above
             return None
+        tracked = getattr(inner, name, None)  # state tracked by attribute name, e.g. tf_keras's `_index_dict`
+        if isinstance(tracked, _flavour.Trackable):
+            return tracked
         if cached_dependencies is not None:  # TensorFlow is restoring a checkpoint that holds `name`
             if _flavour.optimizer_is_built(inner):
                 raise _unmatched_error(self, [name])
@@ -254,8 +257,9 @@ class TF24CheckpointNames:
 def _unmatched_error(optimizer: Any, names: list[str]) -> ValueError:
     inner = _flavour.wrapped_optimizer(optimizer)
     return ValueError(
-        f"The checkpoint holds {', '.join(map(repr, names))} under this {type(optimizer).__name__}, but nothing "
-        f"in it or its inner optimizer {type(inner).__name__} keeps state of that name, so it would be dropped. "
+        f"The checkpoint holds {', '.join(map(repr, names))} under this {_inner_access.tf24_class_name(optimizer)}, "
+        f"but nothing in it or its inner optimizer {type(inner).__name__} keeps state of that name, so it would be "
+        "dropped. "
         "Build the optimizer exactly as the code that saved the checkpoint did (same optimizer class), or "
         "restore only what matches with lossscale_compat.restore_tf24_checkpoint."
     )

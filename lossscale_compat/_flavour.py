@@ -8,6 +8,7 @@ the modules above it choose what to build from its answers.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -60,6 +61,16 @@ def has_keras3_loss_scaling() -> bool:
 def keras_public_prefix() -> str:
     """How users spell the installed Keras's mixed-precision namespace."""
     return "keras.mixed_precision" if has_keras3_loss_scaling() else "tf.keras.mixed_precision"
+
+
+@functools.cache
+def keras2_own_mixed_precision_module() -> str:
+    """How users spell Keras 2's own mixed-precision module apart from `tf.keras` (which legacy mode overlays)."""
+    return (
+        "tf_keras.mixed_precision"
+        if tf.keras.optimizers.SGD.__module__.startswith("tf_keras")
+        else ("keras.mixed_precision")
+    )
 
 
 @functools.cache
@@ -299,6 +310,24 @@ def keras_load_weights_without_tf_checkpoints() -> Any:
     return None if "by_name" in inspect.signature(model.load_weights).parameters else model
 
 
+def keras_optimizer_without_lr() -> Any:
+    """Keras's optimizer base class if it lacks TF 2.4's `lr` alias of `learning_rate` (Keras 3), else None."""
+    optimizer = tf.keras.optimizers.Optimizer
+    return None if hasattr(optimizer, "lr") else optimizer
+
+
+def tf_v1_loss_scale_optimizer_namespaces() -> list:
+    """The `tf.compat.v1` namespaces that still hold TensorFlow's own `MixedPrecisionLossScaleOptimizer`."""
+    v1 = tf.compat.v1
+    namespaces = [getattr(getattr(v1, "train", None), "experimental", None), getattr(v1, "mixed_precision", None)]
+    return [n for n in namespaces if n is not None and hasattr(n, "MixedPrecisionLossScaleOptimizer")]
+
+
+def default_global_policy() -> Any:
+    """What `set_global_policy` takes to go back to the default policy: None, or Keras 3's floatx (it refuses None)."""
+    return tf.keras.backend.floatx() if hasattr(tf.keras.mixed_precision, "DTypePolicy") else None
+
+
 def tf_keras_namespaces() -> list:
     """The module objects through which `tf.keras` is reached: TensorFlow's lazy loader and the imported module."""
     found = [tf.keras, sys.modules.get("tensorflow.keras"), getattr(tf.compat.v2, "keras", None)]
@@ -314,3 +343,26 @@ def tf_compat_v1_keras_namespace() -> tuple[Any, bool]:
     namespace = getattr(tf.compat.v1, "keras", None)
     tf_keras_modules = {getattr(module, "__name__", None) for module in tf_keras_namespaces()}
     return namespace, getattr(namespace, "__name__", None) in tf_keras_modules
+
+
+@functools.lru_cache(maxsize=256)
+def accepts_keyword(function: Any, name: str) -> bool:
+    """Whether `function` takes the keyword argument `name` (by name or through `**kwargs`)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+@contextlib.contextmanager
+def gradients_not_all_reduced(optimizer: Any) -> Any:
+    """Within: `optimizer` applies gradients as given, without Keras 3's all-reduce across replicas."""
+    if not hasattr(optimizer, "_all_reduce_sum_gradients"):
+        yield
+        return
+    vars(optimizer)["_all_reduce_sum_gradients"] = lambda grads_and_vars: grads_and_vars  # untracked by Keras
+    try:
+        yield
+    finally:
+        vars(optimizer).pop("_all_reduce_sum_gradients", None)

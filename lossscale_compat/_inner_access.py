@@ -45,6 +45,18 @@ def _clipping_property(name: str) -> property:
     return property(getter, setter, doc=f"The inner optimizer's `{name}`.")
 
 
+def _shapes_match(variables: list, values: list) -> bool:
+    return len(variables) == len(values) and all(
+        tuple(variable.shape) == tuple(np.shape(value)) for variable, value in zip(variables, values)
+    )
+
+
+def tf24_class_name(optimizer: Any) -> str:
+    """The class name TF 2.4's messages gave `optimizer`: `LossScaleOptimizer` for our `KerasLossScaleOptimizer`."""
+    cls = type(optimizer)
+    return str(cls.__dict__.get("_tf24_name", cls.__name__))
+
+
 class VariableList(list):
     """Today's `optimizer.variables` list that can also be called, as TF 2.4's `variables()` method was.
 
@@ -94,12 +106,15 @@ class InnerOptimizerAccess:
         return [np.asarray(w.numpy()) for w in self.weights]
 
     def set_weights(self, weights: list) -> None:
-        """Sets `weights` from values in TF 2.4's order, e.g. an H5 file's `optimizer_weights`."""
+        """Sets `weights` from values in TF 2.4's order, or in the order of today's `variables` (Keras 2's H5 files)."""
         targets = self.weights
+        todays = list(self._todays_variables())
+        if not _shapes_match(targets, weights) and _shapes_match(todays, weights):
+            targets = todays  # an H5 file Keras 2 wrote today (when both orders fit, TF 2.4's is taken)
         if len(weights) != len(targets):
             raise ValueError(
-                f"You called `set_weights(weights)` on optimizer {self.name} with a weight list of length "
-                f"{len(weights)}, but the optimizer was expecting {len(targets)} weights (iterations, then "
+                f"You called `set_weights(weights)` on optimizer {self.inner_optimizer.name} with a weight list of "
+                f"length {len(weights)}, but the optimizer was expecting {len(targets)} weights (iterations, then "
                 "each slot for every variable). Build the optimizer on the model's variables first."
             )
         for target, value in zip(targets, weights):
@@ -137,7 +152,7 @@ class InnerOptimizerAccess:
                 return lambda var, slot_name: _slots.slot_variable(inner, var, slot_name)
             if name in hyperparameter_names(inner):
                 return getattr(inner, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(f"{tf24_class_name(self)!r} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
         inner = _flavour.wrapped_optimizer(self)

@@ -22,21 +22,36 @@ class KerasLossScaleOptimizer(
 ):
     """TF 2.4's non-experimental `tf.keras.mixed_precision.LossScaleOptimizer`, on the installed Keras."""
 
+    _tf24_name = "LossScaleOptimizer"  # the class name TF 2.4's messages use
+
     def __init__(
         self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None, dynamic_growth_steps: Any = None
     ):
         _conversions.check_not_nested(inner_optimizer)
         if _flavour.is_legacy_keras_optimizer(inner_optimizer):
             kwargs = {"dynamic": dynamic, "initial_scale": initial_scale, "dynamic_growth_steps": dynamic_growth_steps}
+            # In legacy mode `tf.keras.mixed_precision.LossScaleOptimizer` is this class; Keras 2's own is elsewhere.
+            overlaid = getattr(tf.keras.mixed_precision, "LossScaleOptimizer", None) is KerasLossScaleOptimizer
+            prefix = _flavour.keras2_own_mixed_precision_module() if overlaid else None
             call = _conversions.replacement_call(
-                {k: v for k, v in kwargs.items() if v is not None}, _flavour.keras_public_prefix(), keras3=False
+                {k: v for k, v in kwargs.items() if v is not None},
+                prefix or _flavour.keras_public_prefix(),
+                keras3=False,
             )
             raise TypeError(
                 f"lossscale_compat's loss-scale optimizers wrap `tf.keras.optimizers` optimizers, but got the legacy "
                 f"optimizer {inner_optimizer}. Keras 2's own class is TF 2.4's for legacy optimizers: use {call}, "
                 f"or pass `tf.keras.optimizers.{type(inner_optimizer).__name__}` instead."
             )
-        super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
+        was_wrapped = getattr(inner_optimizer, "_is_wrapped_by_loss_scale_optimizer", False)
+        try:
+            super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
+        except Exception:
+            # Keras 2 marks the inner optimizer as wrapped before it checks the other arguments; a
+            # failed construction must leave it free, as TF 2.4 did.
+            if isinstance(inner_optimizer, tf.keras.optimizers.Optimizer):
+                inner_optimizer._is_wrapped_by_loss_scale_optimizer = was_wrapped
+            raise
         self._skipped_steps = _flavour.new_skipped_steps_counter()
         self._track_trackable(self._skipped_steps, name="skipped_steps")
         if self.dynamic:
@@ -75,6 +90,19 @@ class KerasLossScaleOptimizer(
             self._restore_tf24_slots()
             self._check_restored_everything()
         return super().apply_gradients(grads_and_vars, *args, **kwargs)
+
+    def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Any:
+        """TF 2.4's `minimize`, which also took a single variable as `var_list`."""
+        return super().minimize(loss, var_list if callable(var_list) else tf.nest.flatten(var_list), tape)
+
+    def _apply_gradients(self, grads: Any, wrapped_vars: Any) -> None:
+        """Calls the inner `apply_gradients` as TF 2.4 did when it is a TF 2.4-style override."""
+        if _flavour.accepts_keyword(type(self.inner_optimizer).apply_gradients, "skip_gradients_aggregation"):
+            super()._apply_gradients(grads, wrapped_vars)
+        else:
+            self.inner_optimizer.apply_gradients(
+                list(zip(grads, wrapped_vars.value)), experimental_aggregate_gradients=False
+            )
 
     def save_own_variables(self, store: Any) -> None:
         """Keras 2's layout (the inner optimizer's variables by position), then the counter and the scale."""

@@ -21,6 +21,7 @@ traced, so the decision is made once per trace and costs nothing per step.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import tensorflow as tf
@@ -47,6 +48,15 @@ class _LossScaleState(_loss_scale.DynamicLossScale):
         return _flavour.assignable(self._current_loss_scale), _flavour.assignable(self._num_good_steps)
 
 
+def _without_unique_suffix(name: Any, cls: type) -> Any:
+    """`name` without the `_<n>` Keras 3 adds to make a default name (`sgd`, `rm_sprop`) unique."""
+    if isinstance(name, str):
+        base = re.sub(r"_\d+$", "", name)
+        if base.replace("_", "") == cls.__name__.lower():
+            return base
+    return name
+
+
 def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
     if grad is None:
         return None
@@ -66,6 +76,8 @@ class KerasLossScaleOptimizer(
     _checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess, _KerasLossScaleOptimizer, _Trackable
 ):
     """TF 2.4's non-experimental `tf.keras.mixed_precision.LossScaleOptimizer`, on the installed Keras."""
+
+    _tf24_name = "LossScaleOptimizer"  # the class name TF 2.4's messages use
 
     built: bool  # set by the Keras optimizer base class
 
@@ -111,6 +123,7 @@ class KerasLossScaleOptimizer(
         )
         inner_optimizer._lossscale_compat_wrapped = True
         self._dynamic = dynamic
+        self._auto_named = name is None
         self._caller_unscaled = False
         # dynamic_growth_steps is set exactly when the scale is dynamic.
         self._set_state(
@@ -229,12 +242,22 @@ class KerasLossScaleOptimizer(
                 loss = loss()
         elif callable(var_list):
             var_list = var_list()
+        var_list = tf.nest.flatten(var_list)  # TF 2.4 took a single variable too
         with tape:
             scaled_loss = self.get_scaled_loss(loss)
         grads = self.get_unscaled_gradients(tape.gradient(scaled_loss, var_list))
         return self.apply_gradients(zip(grads, var_list))
 
     # --- applying gradients --------------------------------------------------------------------
+
+    def apply_gradients(
+        self, grads_and_vars: Any, name: str | None = None, experimental_aggregate_gradients: bool = True
+    ) -> Any:
+        """TF 2.4's signature; `experimental_aggregate_gradients=False` takes gradients the caller already summed."""
+        if experimental_aggregate_gradients:
+            return super().apply_gradients(grads_and_vars)
+        with _flavour.gradients_not_all_reduced(self.inner_optimizer):
+            return super().apply_gradients(grads_and_vars)
 
     def build(self, var_list: Any) -> None:
         # Keras 3's build would add its own `dynamic_scale`/`step_counter`; the state lives in
@@ -268,21 +291,27 @@ class KerasLossScaleOptimizer(
             raise ValueError("apply_gradients() must be called in a replica context.")
         _strategy.check_strategy_supported()
         if not tf.distribute.has_strategy():
-            self._apply_or_skip(
-                self._should_apply(grads), lambda: self.inner_optimizer.apply(grads, trainable_variables)
-            )
+            self._apply_or_skip(self._should_apply(grads), lambda: self._inner_apply(grads, trainable_variables))
             return
 
         def in_cross_replica(distribution: Any, grads: Any, summed: Any, trainable_variables: Any) -> None:
             def apply_each_replica() -> None:
-                distribution.extended.call_for_each_replica(
-                    self.inner_optimizer.apply, args=(summed, trainable_variables)
-                )
+                distribution.extended.call_for_each_replica(self._inner_apply, args=(summed, trainable_variables))
 
             self._apply_or_skip(self._should_apply(grads), apply_each_replica)
 
         summed = grads if _flavour.optimizer_sums_replica_gradients() else _sum_over_replicas(grads)
         tf.distribute.get_replica_context().merge_call(in_cross_replica, args=(grads, summed, trainable_variables))
+
+    def _inner_apply(self, grads: list, trainable_variables: Any) -> None:
+        """Applies through the inner optimizer's `apply_gradients` when a TF 2.4-style subclass overrides it."""
+        inner = self.inner_optimizer
+        if type(inner).apply_gradients is tf.keras.optimizers.Optimizer.apply_gradients or trainable_variables is None:
+            inner.apply(grads, trainable_variables)
+        elif _flavour.accepts_keyword(type(inner).apply_gradients, "experimental_aggregate_gradients"):
+            inner.apply_gradients(list(zip(grads, trainable_variables)), experimental_aggregate_gradients=False)
+        else:
+            inner.apply_gradients(list(zip(grads, trainable_variables)))
 
     def _should_apply(self, grads: list) -> Any:
         """Updates the scale from `grads`; returns the Python True for a fixed scale, else a bool tensor."""
@@ -305,9 +334,15 @@ class KerasLossScaleOptimizer(
     # --- configs -------------------------------------------------------------------------------
 
     def get_config(self) -> dict:
+        """Keras 3's config, less the names Keras 3 made unique (`sgd_1`): equal constructions have equal configs."""
         config = super().get_config()
         if not self._dynamic:
             config["dynamic"] = False
+        if self._auto_named:
+            del config["name"]
+        inner = config["inner_optimizer"]
+        if isinstance(inner, dict) and isinstance(inner.get("config"), dict):
+            inner["config"]["name"] = _without_unique_suffix(inner["config"].get("name"), type(self.inner_optimizer))
         return config
 
     @classmethod

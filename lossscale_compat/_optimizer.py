@@ -21,6 +21,8 @@ class LossScaleOptimizer(KerasLossScaleOptimizer):
     `DynamicLossScale` with multiplier 2 (only its settings are used), or a serialized one.
     """
 
+    _tf24_name = "LossScaleOptimizerV1"  # the class name TF 2.4's messages use
+
     def __init__(self, optimizer: Any, loss_scale: Any):
         kwargs = _conversions.loss_scale_to_kwargs(loss_scale)
         warn_deprecated(

@@ -56,7 +56,7 @@ def _apply() -> None:
     import tensorflow as tf
 
     from lossscale_compat import _flavour
-    from lossscale_compat.legacy import _keras_hooks, _namespaces
+    from lossscale_compat.legacy import _keras_hooks, _namespaces, _v1_optimizer
 
     for target, name, value in _namespaces.assignments(tf):
         _set(target, name, value)
@@ -68,6 +68,14 @@ def _apply() -> None:
             "_lookup_dependency",
             _keras_hooks.tf24_checkpoint_names(vars(cls).get("_lookup_dependency", cls._lookup_dependency)),
         )
+    v1_namespaces = _flavour.tf_v1_loss_scale_optimizer_namespaces()
+    if v1_namespaces:
+        v1_class = _v1_optimizer.v1_loss_scale_optimizer(v1_namespaces[0].MixedPrecisionLossScaleOptimizer)
+        for namespace in v1_namespaces:
+            _set(namespace, "MixedPrecisionLossScaleOptimizer", v1_class)
+    optimizer_without_lr = _flavour.keras_optimizer_without_lr()
+    if optimizer_without_lr is not None:
+        _set(optimizer_without_lr, "lr", _keras_hooks.LR_ALIAS)
     model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
     if model_without_tf_format is not None:
         _set(

@@ -10,6 +10,16 @@ from lossscale_compat import _flavour
 from lossscale_compat.legacy import _policy
 
 
+def _set_learning_rate(optimizer: Any, value: Any) -> None:
+    optimizer.learning_rate = value
+
+
+# TF 2.4's `optimizer.lr`, which Keras 3's optimizers dropped.
+LR_ALIAS = property(
+    lambda optimizer: optimizer.learning_rate, _set_learning_rate, doc="TF 2.4's alias of `learning_rate`."
+)
+
+
 def wrap_for_policy(optimizer: Any, policy: Any) -> Any:
     """`optimizer` wrapped as TF 2.4's compile wrapped it under `policy`; an optimizer already wrapped is kept."""
     import tensorflow as tf

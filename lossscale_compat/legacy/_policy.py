@@ -20,12 +20,20 @@ class Policy(_flavour.keras_policy_class()):  # type: ignore[misc]
 
     def __init__(self, name: str, loss_scale: Any = "auto"):
         super().__init__(name)
+        given = loss_scale
         self._using_default_loss_scale = isinstance(loss_scale, str) and loss_scale == "auto"
         if self._using_default_loss_scale:
             loss_scale = "dynamic" if name == "mixed_float16" else None
         with quiet():  # the Policy's own warning below covers the loss scale it builds
             self._loss_scale = _loss_scale.get(loss_scale)
         warn_deprecated(_policy_replacement(name, self._loss_scale, self._using_default_loss_scale), "Policy")
+        if self._loss_scale is not None and self.compute_dtype != "float16":
+            import tensorflow as tf
+
+            tf.get_logger().warning(
+                f"Creating a Policy with a loss scale is only useful for float16 policies. You passed "
+                f"loss_scale={given} for policy {name}. Consider not passing any loss_scale instead."
+            )
 
     @property
     def loss_scale(self) -> _loss_scale.LossScale | None:
@@ -78,13 +86,14 @@ def set_policy(policy: Any) -> None:
                 "graph rewrite has already been enabled. Use one of the two, not both: the policy "
                 "(recommended; call `disable_mixed_precision_graph_rewrite()` first) or the graph rewrite."
             )
-        if not tf.as_dtype(stack_policy.compute_dtype).is_floating:
+        # "_infer" (TF 1's behaviour, no compute dtype) was allowed, as in TF 2.4.
+        if stack_policy.compute_dtype is not None and not tf.as_dtype(stack_policy.compute_dtype).is_floating:
             raise ValueError(
                 "set_policy can only be used to set the global policy to floating-point policies, such as "
                 f'"float32" and "mixed_float16", but got policy: {stack_policy.name}. Pass the dtype to the '
                 "layers that need it instead."
             )
-    tf_keras_mixed_precision().set_global_policy(policy)
+    tf_keras_mixed_precision().set_global_policy(_flavour.default_global_policy() if policy is None else policy)
 
 
 def _policy_argument(policy: Any) -> str:

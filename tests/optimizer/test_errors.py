@@ -88,7 +88,9 @@ def construct(case):
 
 @pytest.mark.parametrize("case", constructor_params())
 def test_constructor_matches_tf24(case):
-    """Each constructor call TF 2.4.0 refused is refused alike; the ones it accepted are accepted alike."""
+    """Each constructor call TF 2.4.0 refused is refused alike; the ones it accepted are accepted alike.
+    Mirrors TF 2.4's loss_scale_optimizer_test.py: testPassingV1LossScaleErrors; testInvalidArgsWithFixedLossScale;
+    testDynamicMustBeBool."""
     expected = case["result"]
     if "error" in expected:
         with pytest.raises(Exception) as raised:

@@ -1,0 +1,92 @@
+"""The conformance suite runs in legacy mode, and records which TF 2.4 test each test mirrors and how it ran.
+
+Set LOSSSCALE_COMPAT_CONFORMANCE_OUT to a path to write this stack's record there (JSON); make_table.py
+turns the records of every stack into docs/tf24_conformance.md.
+"""
+
+import json
+import os
+import pathlib
+import re
+import sys
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+for _folder in ("optimizer", "loss_scale"):  # the tf24_item modules re-run here in legacy mode
+    sys.path.insert(0, str(HERE.parent / _folder))
+sys.path.insert(0, str(HERE))
+
+import tf24_catalogue  # noqa: E402
+
+MIRRORS = re.compile(r"Mirrors TF 2\.4's (?P<file>[\w/.]+): (?P<tests>[^\n]+(?:\n[ \t]+[^\n]+)*)")
+_RESULTS: dict = {}
+
+
+def mirrored_tests(docstring):
+    """The (file, test) pairs a docstring's "Mirrors TF 2.4's <file>: <test>[; <test>]" line names."""
+    found = []
+    for match in MIRRORS.finditer(docstring or ""):
+        path = tf24_catalogue.FILE_ALIASES.get(match["file"])
+        if path is None:
+            continue
+        for part in match["tests"].split(";"):
+            words = re.findall(r"[A-Za-z_]\w*", part)
+            names = [w for w in words if w.startswith("test")]
+            if not names:
+                continue
+            name = names[0]
+            if path == tf24_catalogue.LOSS_SCALE:
+                name = ("FixedLossScaleTest." if "FixedLossScale" in words else "DynamicLossScaleTest.") + name
+            if name in tf24_catalogue.TESTS[path]:
+                found.append((path, name))
+    return found
+
+
+def item_mirrors(item):
+    """What `item` mirrors: its `tf24_mirror(file, test)` marks, else its docstring's Mirrors line."""
+    marks = [(m.args[0], m.args[1]) for m in item.iter_markers("tf24_mirror")]
+    return marks or mirrored_tests(getattr(item.function, "__doc__", None))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "tf24_mirror(file, test): the TF 2.4 test this test mirrors")
+
+
+@pytest.fixture(autouse=True)
+def legacy_mode():
+    """Every conformance test runs as a TF 2.4 program does: in legacy mode."""
+    import lossscale_compat
+
+    lossscale_compat.install()
+    yield
+    lossscale_compat.uninstall()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        for key in item_mirrors(item):
+            reason = ""
+            if report.skipped and isinstance(report.longrepr, tuple):
+                reason = re.sub(r" at 0x[0-9a-f]+", "", str(report.longrepr[2]).replace("Skipped: ", ""))
+            outcome_name = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            _RESULTS.setdefault("::".join(key), []).append(
+                {"test": item.nodeid.split("::", 1)[1], "outcome": outcome_name, "reason": reason})
+
+
+def pytest_sessionfinish(session):
+    out = os.environ.get("LOSSSCALE_COMPAT_CONFORMANCE_OUT")
+    if out and _RESULTS:
+        import tensorflow as tf
+
+        from lossscale_compat import _flavour
+
+        keras = "Keras 3" if _flavour.has_keras3_loss_scaling() else (
+            "tf_keras" if type(tf.keras.optimizers.SGD).__module__.startswith("tf_keras") or
+            "tf_keras" in tf.keras.optimizers.SGD.__module__ else "Keras 2")
+        record = {"stack": f"TF {'.'.join(tf.__version__.split('.')[:2])} + {keras}",
+                  "results": {key: sorted(runs, key=lambda r: r["test"]) for key, runs in sorted(_RESULTS.items())}}
+        pathlib.Path(out).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")

@@ -1,0 +1,29 @@
+"""TF 2.4's own tests of tf.keras.mixed_precision's optimizers and of its loss scales, re-run in legacy mode.
+
+The tf24_item tests (tests/optimizer/test_tf24_lso_test_items.py, tests/loss_scale/test_tf24_loss_scale_test_items.py)
+compare with TF 2.4.0's recorded results; here each runs again in legacy mode, where TF 2.4's public names
+are the classes they test (checked first), so each is a run of the TF 2.4 test through TF 2.4's public API.
+"""
+
+import tensorflow as tf
+from test_tf24_loss_scale_test_items import *  # noqa: F403 - re-collected here, in legacy mode
+from test_configs import (  # noqa: F401 - re-collected here, in legacy mode
+    test_custom_inner_loads_with_custom_objects,
+    test_custom_inner_needs_custom_objects,
+    test_form_config_round_trips_through_from_config_of_other_class,
+    test_form_config_round_trips_through_from_config_of_same_class,
+)
+from test_errors import test_constructor_matches_tf24  # noqa: F401
+from test_tf24_lso_test_items import *  # noqa: F403
+
+import lossscale_compat
+
+
+def test_tf24_public_names_are_the_classes_the_items_test():
+    """In legacy mode TF 2.4's public names resolve to the classes the tf24_item tests construct."""
+    mp = tf.keras.mixed_precision
+    assert mp.LossScaleOptimizer is lossscale_compat.KerasLossScaleOptimizer
+    assert mp.experimental.LossScaleOptimizer is lossscale_compat.LossScaleOptimizer
+    for name in ("LossScale", "FixedLossScale", "DynamicLossScale"):
+        assert getattr(tf.mixed_precision.experimental, name) is getattr(lossscale_compat, name)
+        assert getattr(tf.train.experimental, name) is getattr(lossscale_compat, name)

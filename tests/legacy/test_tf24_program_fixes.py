@@ -1,0 +1,287 @@
+"""TF 2.4-era code that broke in legacy mode (issue #23's list), each compared with the same program written today."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import lossscale_compat
+from lossscale_compat import _flavour
+
+KERAS3 = _flavour.has_keras3_loss_scaling()
+keras2_only = pytest.mark.skipif(KERAS3, reason="a Keras 2 code path (Keras 3 has no such base-class behaviour)")
+
+
+@pytest.fixture(autouse=True)
+def legacy_mode():
+    lossscale_compat.install()
+    yield
+    lossscale_compat.uninstall()
+
+
+def mp():
+    return tf.keras.mixed_precision
+
+
+def train_one_step(opt, var_list_of=lambda v: [v]):
+    var = tf.Variable([1.0, 2.0])
+    opt.minimize(lambda: tf.reduce_sum(var * 2.0), var_list_of(var))
+    return var.numpy()
+
+
+def test_failed_construction_leaves_the_inner_optimizer_free():
+    """A constructor call that raises does not count as wrapping: the corrected call then works."""
+    inner = tf.keras.optimizers.SGD(1.0)
+    with pytest.raises(ValueError, match="dynamic_growth_steps"):
+        mp().LossScaleOptimizer(inner, dynamic=False, initial_scale=2, dynamic_growth_steps=3)
+    opt = mp().LossScaleOptimizer(inner, dynamic=False, initial_scale=2)
+    assert float(opt.loss_scale) == 2.0
+    with pytest.raises(ValueError, match="already wrapped"):
+        mp().LossScaleOptimizer(inner)
+
+
+@pytest.mark.skipif(KERAS3, reason="Keras 3's DTypePolicy has no '_infer' (see docs/tf24_conformance.md)")
+def test_set_policy_infer():
+    """`set_policy('_infer')` sets TF 1's inferring policy, as TF 2.4 allowed."""
+    experimental = mp().experimental
+    try:
+        experimental.set_policy("_infer")
+        assert experimental.global_policy().name == "_infer"
+        assert experimental.global_policy().compute_dtype is None
+    finally:
+        experimental.set_policy("float32")
+
+
+@keras2_only
+@pytest.mark.parametrize("make", ["dynamic", "fixed", "adam"])
+def test_h5_model_with_loss_scaling_loads(tmp_path, make):
+    """`model.save('m.h5')` then `load_model` gives back the optimizer and its weights, as on TF 2.4."""
+    inner = tf.keras.optimizers.Adam(0.1) if make == "adam" else tf.keras.optimizers.SGD(0.1)
+    opt = mp().LossScaleOptimizer(inner, dynamic=False, initial_scale=4) if make == "fixed" else \
+        mp().experimental.LossScaleOptimizer(inner, "dynamic")
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+    model.compile(opt, "mse")
+    model.fit(np.ones((4, 3), "float32"), np.ones((4, 2), "float32"), verbose=0)
+    path = str(tmp_path / "m.h5")
+    model.save(path)
+    loaded = tf.keras.models.load_model(path)
+    assert float(loaded.optimizer.loss_scale) == float(opt.loss_scale)
+    for saved, restored in zip(opt.variables, loaded.optimizer.variables):
+        np.testing.assert_array_equal(saved.numpy(), restored.numpy())
+
+
+def test_set_weights_of_the_wrong_length_says_what_to_do():
+    """The weight-count error names the optimizer instead of failing on a missing `name`."""
+    opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0))
+    with pytest.raises(ValueError, match="weight list of length 5"):
+        opt.set_weights([np.zeros(())] * 5)
+
+
+class TF24StyleSGD(tf.keras.optimizers.SGD):
+    """A TF 2.4 subclass overriding `apply_gradients` with TF 2.4's signature."""
+
+    calls = 0
+
+    def apply_gradients(self, grads_and_vars, name=None, experimental_aggregate_gradients=True):
+        TF24StyleSGD.calls += 1
+        return super().apply_gradients(grads_and_vars)
+
+
+def test_inner_apply_gradients_override_with_tf24_signature():
+    """The inner optimizer's TF 2.4-style `apply_gradients` override is called, and trains as the plain class."""
+    TF24StyleSGD.calls = 0
+    overridden = train_one_step(mp().LossScaleOptimizer(TF24StyleSGD(1.0)))
+    assert TF24StyleSGD.calls == 1
+    np.testing.assert_array_equal(overridden, train_one_step(mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0))))
+
+
+def test_apply_gradients_takes_experimental_aggregate_gradients():
+    """`apply_gradients(..., experimental_aggregate_gradients=False)`, as tensorflow/models' loops call it."""
+    results = []
+    for aggregate in (True, False):
+        var = tf.Variable([1.0, 2.0])
+        opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0))
+        with tf.GradientTape() as tape:
+            loss = opt.get_scaled_loss(tf.reduce_sum(var * 2.0))
+        grads = opt.get_unscaled_gradients(tape.gradient(loss, [var]))
+        opt.apply_gradients(zip(grads, [var]), experimental_aggregate_gradients=aggregate)
+        results.append(var.numpy())
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_apply_gradients_without_aggregation_under_mirrored_strategy(mirrored):
+    """With `experimental_aggregate_gradients=False` each replica's gradient is applied as given (not summed)."""
+    with mirrored.scope():
+        var = tf.Variable([1.0, 2.0])
+        opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0), dynamic=False, initial_scale=1)
+
+    def step(aggregate):
+        def replica_step():
+            grads = [tf.constant([1.0, 1.0])]
+            opt.apply_gradients(zip(grads, [var]), experimental_aggregate_gradients=aggregate)
+
+        mirrored.run(tf.function(replica_step))
+
+    step(True)
+    summed = var.numpy()
+    step(False)
+    once = var.numpy()
+    np.testing.assert_array_equal(np.array([1.0, 2.0]) - summed, 2 * (summed - once))
+
+
+@pytest.mark.parametrize("restore_after_a_step", [False, True])
+def test_restoring_one_checkpoint_twice(tmp_path, restore_after_a_step):
+    """`Checkpoint.restore` of the same file twice, before or after the next step, restores both times."""
+    def make():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+        model.compile(mp().experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1, momentum=0.5), "dynamic"),
+                      "mse")
+        return model
+
+    x, y = np.ones((4, 3), "float32"), np.ones((4, 2), "float32")
+    model = make()
+    model.fit(x, y, verbose=0)
+    path = tf.train.Checkpoint(model=model, optimizer=model.optimizer).save(str(tmp_path / "ckpt"))
+    saved = [w.numpy() for w in model.weights]
+    again = make()
+    checkpoint = tf.train.Checkpoint(model=again, optimizer=again.optimizer)
+    checkpoint.restore(path)
+    if restore_after_a_step:
+        again.fit(x, y, verbose=0)
+    checkpoint.restore(path)
+    for expected, restored in zip(saved, again.weights):
+        np.testing.assert_array_equal(expected, restored.numpy())
+
+
+def v1_graph_training(loss_scale_of):
+    """Two TF1 graph steps of TensorFlow's own compat.v1 loss-scale optimizer; (var, scale, #variables)."""
+    with tf.Graph().as_default():
+        var = tf.compat.v1.Variable([5.0])
+        loss_scale = loss_scale_of()
+        opt = tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer(
+            tf.compat.v1.train.GradientDescentOptimizer(2.0), loss_scale)
+        step = opt.minimize(var * 1.0, var_list=[var])
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            session.run(step)
+            session.run(step)
+            return session.run(var).tolist(), float(session.run(loss_scale())), len(opt.variables())
+
+
+def test_compat_v1_optimizer_takes_tf24_dynamic_loss_scale():
+    """`tf.compat.v1.train.experimental.MixedPrecisionLossScaleOptimizer(opt, DynamicLossScale(...))` trains the
+    same as with TensorFlow's own `tf.compat.v1.mixed_precision.DynamicLossScale`, updating the object passed."""
+    kwargs = {"initial_loss_scale": 2, "increment_period": 1, "multiplier": 2}
+    ours = v1_graph_training(lambda: tf.mixed_precision.experimental.DynamicLossScale(**kwargs))
+    theirs = v1_graph_training(lambda: tf.compat.v1.mixed_precision.DynamicLossScale(**kwargs))
+    assert ours == theirs
+    assert ours[1] > 2.0  # the object the program holds was updated
+
+
+def test_minimize_takes_a_single_variable():
+    """`opt.minimize(loss, var_list=v)` with one variable, as TF 2.4's OptimizerV2 took it."""
+    single = train_one_step(mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0)), lambda v: v)
+    listed = train_one_step(mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0)))
+    np.testing.assert_array_equal(single, listed)
+
+
+def test_equal_constructions_have_equal_configs():
+    """Two equal constructions compare equal by `get_config()`, as TF 2.4's regression tests compare them."""
+    for make in (
+        lambda: mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0)),
+        lambda: mp().experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0), "dynamic"),
+        lambda: mp().experimental.LossScaleOptimizer(tf.keras.optimizers.Adam(1.0), 4),
+    ):
+        assert make().get_config() == make().get_config()
+    assert mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0)).get_config() == \
+        mp().experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0), "dynamic").get_config()
+
+
+def test_config_round_trips_to_an_equal_config():
+    """from_config(get_config()) gives the same config back."""
+    opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0, momentum=0.5), initial_scale=8)
+    assert type(opt).from_config(opt.get_config()).get_config() == opt.get_config()
+
+
+def test_lr_is_learning_rate_on_both_optimizers():
+    """`opt.lr` and `opt.inner_optimizer.lr` read and write `learning_rate`, as on TF 2.4."""
+    opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(1.0))
+    opt.inner_optimizer.lr = 0.5
+    assert float(opt.lr) == float(opt.inner_optimizer.learning_rate) == 0.5
+    opt.lr = 0.25
+    assert float(opt.inner_optimizer.lr) == float(opt.learning_rate) == 0.25
+
+
+def test_lr_alias_goes_with_uninstall():
+    """The `lr` legacy mode adds to Keras 3's optimizers is gone after `uninstall()`."""
+    lossscale_compat.uninstall()
+    try:
+        assert hasattr(tf.keras.optimizers.SGD(1.0), "lr") == (not KERAS3)
+    finally:
+        lossscale_compat.install()
+
+
+@pytest.mark.parametrize("experimental", [False, True])
+def test_error_messages_name_tf24s_class(experimental):
+    """A missing attribute is reported under TF 2.4's class name, as TF 2.4.0 did."""
+    inner = tf.keras.optimizers.SGD(1.0)
+    opt = mp().experimental.LossScaleOptimizer(inner, "dynamic") if experimental else mp().LossScaleOptimizer(inner)
+    name = "LossScaleOptimizerV1" if experimental else "LossScaleOptimizer"
+    with pytest.raises(AttributeError, match=f"^'{name}' object has no attribute 'nesterov'$"):
+        opt.nesterov  # noqa: B018
+
+
+def test_subclass_keeps_its_own_name_in_messages():
+    """A user's subclass is named by its own class name, as on TF 2.4."""
+    class MyLSO(mp().LossScaleOptimizer):
+        pass
+
+    with pytest.raises(AttributeError, match="^'MyLSO' object"):
+        MyLSO(tf.keras.optimizers.SGD(1.0)).nesterov  # noqa: B018
+
+
+# --- TF 2.4's OptimizerV2 on Keras 2: what legacy mode gives (docs/legacy_mode.md, "Optimizers") -------------
+
+def keras2_own_loss_scale_optimizer():
+    import importlib
+
+    return importlib.import_module(_flavour.keras2_own_mixed_precision_module()).LossScaleOptimizer
+
+
+def schedule():
+    return tf.keras.optimizers.schedules.ExponentialDecay(1.0, 10, 0.5)
+
+
+@keras2_only
+def test_todays_optimizers_stay_todays_in_legacy_mode():
+    """`tf.keras.optimizers.SGD` stays today's optimizer: a schedule is read through a variable, not called."""
+    opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(schedule()))
+    with pytest.raises(TypeError, match="not callable"):
+        opt.learning_rate(5)
+
+
+@keras2_only
+def test_legacy_optimizer_error_names_the_class_that_takes_it():
+    """A `tf.keras.optimizers.legacy` optimizer is refused with a call that reaches Keras 2's own class in legacy mode."""
+    with pytest.raises(TypeError) as raised:
+        mp().LossScaleOptimizer(tf.keras.optimizers.legacy.SGD(1.0))
+    assert f"`{_flavour.keras2_own_mixed_precision_module()}.LossScaleOptimizer(inner_optimizer)`" in str(raised.value)
+
+
+@keras2_only
+def test_legacy_optimizers_with_keras2s_own_class_are_tf24s_optimizer_v2():
+    """Keras 2's own class over `tf.keras.optimizers.legacy` gives TF 2.4's OptimizerV2: a schedule is called with
+    a step, hyperparameters are variables, slots are read with `get_slot`, and TF1 graph mode trains."""
+    own = keras2_own_loss_scale_optimizer()
+    opt = own(tf.keras.optimizers.legacy.SGD(schedule(), momentum=0.5))
+    assert float(opt.learning_rate(5)) == float(schedule()(5))
+    assert isinstance(opt.momentum, tf.Variable)
+    var = tf.Variable(1.0)
+    opt.minimize(lambda: var * 2.0, [var])
+    assert float(opt.get_slot(var, "momentum")) == float(opt.inner_optimizer.get_slot(var, "momentum"))
+    with tf.Graph().as_default():
+        var = tf.compat.v1.Variable(1.0)
+        step = own(tf.keras.optimizers.legacy.SGD(1.0)).minimize(lambda: var * 2.0, [var])
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            session.run(step)
+            assert session.run(var) < 1.0
