@@ -26,9 +26,10 @@ TENSORFLOW: dict[str, tuple[str, str, bool]] = {
 # The stacks that run the whole suite; every other stack runs `CORE_TESTS`.
 FULL_SUITE = ("tf221-keras3", "tf221-tfkeras", "tf215-keras2")
 
-# What every other stack runs, on two pytest workers: the TF 2.4 example programs (legacy mode and migrated), and the
-# optimizer, checkpoint and equivalence tests. Left to the full-suite stacks: the multi-worker run over loopback and
-# the pytest plugin's own tests, which exercise no Keras difference.
+# What every other stack runs, on two pytest workers: the TF 2.4 example programs (legacy mode and migrated), the
+# optimizer, checkpoint and equivalence tests, and the mirror of TF 2.4.0's own tests (tests/conformance). Left to
+# the full-suite stacks: the multi-worker run over loopback and the pytest plugin's own tests, which exercise no
+# Keras difference.
 CORE_TESTS = (
     "tests/optimizer/test_behaviour_equivalence.py",
     "tests/optimizer/test_codemod_promise.py",
@@ -43,6 +44,7 @@ CORE_TESTS = (
     "tests/optimizer/test_tf24_lso_test_items.py",
     "tests/optimizer/test_training.py",
     "tests/loss_scale/test_checkpoint.py",
+    "tests/conformance",
     "tests/legacy/test_run_programs.py",
     "tests/migrate/test_migrated_examples.py",
     "tests/test_stacks.py",
