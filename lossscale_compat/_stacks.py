@@ -197,10 +197,9 @@ def support_table(results: dict[str, dict]) -> str:
             continue
         versions = record["versions"]
         keras = f"tf_keras {versions['tf-keras']}" if stack.tf_keras else f"Keras {versions['keras']}"
-        failed = record["failures"] + record["errors"]
-        passed = record["tests"] - failed - record["skipped"]
-        result = f"{passed} passed, {failed} failed, {record['skipped']} skipped"
-        rows.append(f"| `{stack.name}` | {versions['tensorflow-cpu']} | {keras} | {record['ran']} | {result} |")
+        tensorflow = versions.get("tensorflow-cpu", versions.get("tensorflow"))
+        result = ", ".join(f"{record[outcome]} {outcome}" for outcome in ("passed", "failed", "skipped", "xfailed"))
+        rows.append(f"| `{stack.name}` | {tensorflow} | {keras} | {record['ran']} | {result} |")
     return "\n".join(rows) + "\n"
 
 

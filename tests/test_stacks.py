@@ -1,5 +1,6 @@
 """The support matrix is one table, and a stack outside it is warned about once, without stopping the program."""
 
+import json
 import warnings
 from pathlib import Path
 
@@ -58,3 +59,33 @@ def test_the_installed_stack_is_inside_the_range():
 def test_every_core_test_path_exists():
     root = Path(__file__).resolve().parents[1]
     assert [path for path in _stacks.CORE_TESTS if not (root / path).exists()] == []
+
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = json.loads((ROOT / "docs" / "support.json").read_text())
+
+
+def test_the_support_table_in_the_docs_and_readme_is_generated_from_the_recorded_runs():
+    """Should fail when a stack is added, or a record changed, without `nox -s support-table`."""
+    table = _stacks.support_table(RECORDED)
+    for page in (ROOT / "docs" / "support.md", ROOT / "README.md"):
+        text = page.read_text()
+        assert _stacks.with_support_table(text, table) == text, page
+
+
+def test_every_stack_has_a_recorded_run_with_its_versions():
+    for stack in _stacks.STACKS:
+        record = RECORDED[stack.name]
+        versions = record["versions"]
+        assert (versions.get("tensorflow-cpu") or versions["tensorflow"]).startswith(f"{stack.tensorflow}.")
+        assert versions["tf-keras" if stack.tf_keras else "keras"].startswith(stack.keras if not stack.tf_keras
+                                                                               else f"{stack.tensorflow}.")
+        assert record["ran"].startswith("whole suite" if stack.full_suite else "core tests")
+
+
+def test_the_table_gives_each_stacks_counts():
+    record = {"stack": "tf221-keras3", "ran": "whole suite", "versions": {"tensorflow-cpu": "2.21.0", "keras": "3.15.1"},
+              "passed": 7, "failed": 1, "skipped": 2, "xfailed": 3}
+    row = next(line for line in _stacks.support_table({"tf221-keras3": record}).splitlines() if "tf221-keras3" in line)
+    assert row == "| `tf221-keras3` | 2.21.0 | Keras 3.15.1 | whole suite | 7 passed, 1 failed, 2 skipped, 3 xfailed |"
+    assert "| not run |" in _stacks.support_table({})
