@@ -30,7 +30,7 @@ _stacks.warn_if_untested(tf.__version__, keras_version())
 
 # Trackable base with the `_track_trackable` hook that names checkpoint dependencies;
 # public as `tf.__internal__.tracking.Trackable` on every supported TensorFlow.
-Trackable = tf.__internal__.tracking.Trackable
+Trackable: Any = tf.__internal__.tracking.Trackable
 
 
 def _tf_compat_loss_scale_classes() -> dict[str, type]:

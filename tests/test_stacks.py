@@ -62,20 +62,25 @@ def test_every_core_test_path_exists():
 
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDED = json.loads((ROOT / "docs" / "support.json").read_text())
+
+
+def recorded():
+    """Each stack's last run, as `nox -s support-table` keeps it in docs/support.json."""
+    return json.loads((ROOT / "docs" / "support.json").read_text())
 
 
 def test_the_support_table_in_the_docs_and_readme_is_generated_from_the_recorded_runs():
     """Should fail when a stack is added, or a record changed, without `nox -s support-table`."""
-    table = _stacks.support_table(RECORDED)
+    table = _stacks.support_table(recorded())
     for page in (ROOT / "docs" / "support.md", ROOT / "README.md"):
         text = page.read_text()
         assert _stacks.with_support_table(text, table) == text, page
 
 
 def test_every_stack_has_a_recorded_run_with_its_versions():
+    runs = recorded()
     for stack in _stacks.STACKS:
-        record = RECORDED[stack.name]
+        record = runs[stack.name]
         versions = record["versions"]
         assert (versions.get("tensorflow-cpu") or versions["tensorflow"]).startswith(f"{stack.tensorflow}.")
         assert versions["tf-keras" if stack.tf_keras else "keras"].startswith(stack.keras if not stack.tf_keras
