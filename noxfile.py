@@ -78,8 +78,10 @@ def _record(session: nox.Session, stack: str, junit: Path, ran: str, env: dict) 
         silent=True,
         env=env,
     )
+    commit = session.run("git", "rev-parse", "--short", "HEAD", external=True, silent=True, success_codes=[0, 128])
     record = {
         "stack": stack,
+        "commit": commit.strip() if commit and "fatal" not in commit else "",
         "ran": ran if not session.posargs else f"{ran}, pytest {' '.join(session.posargs)}",
         "versions": json.loads(versions.strip().splitlines()[-1]),
         **counts,

@@ -187,19 +187,20 @@ def support_table(results: dict[str, dict]) -> str:
     `results` maps a stack name to what `nox -s tests` recorded for it (build/matrix/STACK.json).
     """
     rows = [
-        "| stack | TensorFlow | Keras | what ran | result |",
-        "|---|---|---|---|---|",
+        "| stack | TensorFlow | Keras | what ran | result | commit |",
+        "|---|---|---|---|---|---|",
     ]
     for stack in STACKS:
         record = results.get(stack.name)
         if record is None:
-            rows.append(f"| `{stack.name}` | {stack.tensorflow} | {stack.keras_label} | not run | |")
+            rows.append(f"| `{stack.name}` | {stack.tensorflow} | {stack.keras_label} | not run | | |")
             continue
         versions = record["versions"]
         keras = f"tf_keras {versions['tf-keras']}" if stack.tf_keras else f"Keras {versions['keras']}"
         tensorflow = versions.get("tensorflow-cpu", versions.get("tensorflow"))
         result = ", ".join(f"{record[outcome]} {outcome}" for outcome in ("passed", "failed", "skipped", "xfailed"))
-        rows.append(f"| `{stack.name}` | {tensorflow} | {keras} | {record['ran']} | {result} |")
+        commit = record.get("commit", "")
+        rows.append(f"| `{stack.name}` | {tensorflow} | {keras} | {record['ran']} | {result} | {commit} |")
     return "\n".join(rows) + "\n"
 
 

@@ -90,8 +90,9 @@ def test_every_stack_has_a_recorded_run_with_its_versions():
 
 def test_the_table_gives_each_stacks_counts():
     record = {"stack": "tf221-keras3", "ran": "whole suite", "versions": {"tensorflow-cpu": "2.21.0", "keras": "3.15.1"},
-              "passed": 7, "failed": 1, "skipped": 2, "xfailed": 3}
+              "passed": 7, "failed": 1, "skipped": 2, "xfailed": 3, "commit": "abc1234"}
     rows = _stacks.support_table({"tf221-keras3": record}).splitlines()
     row = next(line for line in rows if "`tf221-keras3`" in line)
-    assert row == "| `tf221-keras3` | 2.21.0 | Keras 3.15.1 | whole suite | 7 passed, 1 failed, 2 skipped, 3 xfailed |"
+    assert row == ("| `tf221-keras3` | 2.21.0 | Keras 3.15.1 | whole suite | 7 passed, 1 failed, 2 skipped, 3 xfailed "
+                   "| abc1234 |")
     assert "| not run |" in _stacks.support_table({})
