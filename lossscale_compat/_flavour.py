@@ -151,6 +151,15 @@ def assignable(keras_variable: Any) -> Any:
     return keras_variable.value
 
 
+def tf24_variable(variable: Any) -> Any:
+    """A Keras 3 variable as TF 2.4 handed its counters out: one that `int()` and `float()` take.
+
+    Keras 3.5+'s variables take them; Keras 3.0-3.4's define neither `__int__` nor `__float__`, so for those
+    this is the TensorFlow variable behind it.
+    """
+    return variable if hasattr(type(variable), "__int__") else variable.value
+
+
 def is_base_constructor_counter(loss_scale_optimizer: Any) -> bool:
     """Whether `iterations` is being set by the Keras 3 base optimizer's constructor, before the inner optimizer.
 

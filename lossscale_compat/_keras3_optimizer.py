@@ -153,11 +153,11 @@ class KerasLossScaleOptimizer(
 
     @property
     def dynamic_counter(self) -> tf.Variable | None:
-        return None if self._state is None else self._state._num_good_steps
+        return None if self._state is None else _flavour.tf24_variable(self._state._num_good_steps)
 
     @property
     def dynamic_scale(self) -> tf.Variable | None:
-        return None if self._state is None else self._state._current_loss_scale
+        return None if self._state is None else _flavour.tf24_variable(self._state._current_loss_scale)
 
     @property
     def step_counter(self) -> tf.Variable | None:
@@ -172,7 +172,7 @@ class KerasLossScaleOptimizer(
     @property
     def iterations(self) -> Any:
         adopted = self.__dict__.get("_adopted_iterations")
-        return self.inner_optimizer.iterations if adopted is None else adopted
+        return _flavour.tf24_variable(self.inner_optimizer.iterations) if adopted is None else adopted
 
     @iterations.setter
     def iterations(self, value: Any) -> None:

@@ -504,6 +504,17 @@ def test_all_none_gradients():
         {k: expected[k] for k in ("loss_scale_after", "counter_after")}
 
 
+@pytest.mark.parametrize("make", [lambda: LSO(SGD(1.0)), lambda: LSOV1(SGD(1.0), "dynamic")], ids=["LSO", "V1"])
+def test_int_takes_the_counters_as_tf24s_variables(make):
+    """`int(opt.iterations)` and `int(opt.dynamic_counter)` work, as on TF 2.4's `tf.Variable`s.
+    Not from TF 2.4's tests: Keras 3.0-3.4's own variables take no `int()`, so ours hands out ones that do."""
+    opt = make()
+    minimize_var(opt, lambda var: var * 1.0, [1.0])
+    assert int(opt.iterations) == opt.iterations.numpy()
+    assert int(opt.dynamic_counter) == opt.dynamic_counter.numpy()
+    assert float(opt.loss_scale) == opt.loss_scale.numpy()
+
+
 def test_every_recorded_item_has_a_test():
     """Each case of TF 2.4's own tests in the goldens is exercised by a test in this module."""
     covered = {test.tf24_item for test in globals().values() if hasattr(test, "tf24_item")}
