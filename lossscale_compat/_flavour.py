@@ -231,6 +231,26 @@ def skips_advance_iterations(optimizer: Any) -> bool:
     return hasattr(optimizer, "skipped_steps") or not has_keras3_loss_scaling()
 
 
+@functools.cache
+def keras_loss_scale_optimizer_counts_steps() -> bool:
+    """Whether Keras 3's own `LossScaleOptimizer.iterations` counts its steps: it reads the inner optimizer's.
+
+    Keras 3.0-3.6's class keeps the counter its base constructor made, which no step advances (its inner
+    optimizer's counts them); Keras 3.10 reads the inner optimizer's through a property of its own.
+    """
+    return "iterations" in vars(keras_loss_scale_optimizer())
+
+
+def iterations_never_advance(optimizer: Any) -> bool:
+    """Whether `optimizer` is this Keras's own loss-scale optimizer with an `iterations` that no step advances."""
+    return (
+        isinstance(optimizer, keras_loss_scale_optimizer())
+        and not hasattr(optimizer, "skipped_steps")  # ours, a subclass, counts every step
+        and has_keras3_loss_scaling()
+        and not keras_loss_scale_optimizer_counts_steps()
+    )
+
+
 def has_summary_writing() -> bool:
     """Whether `tf.summary` can write event files: it needs the tensorboard package."""
     try:
