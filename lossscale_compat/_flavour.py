@@ -8,6 +8,7 @@ the modules above it choose what to build from its answers.
 
 from __future__ import annotations
 
+import dis
 import functools
 import importlib
 import inspect
@@ -249,6 +250,34 @@ def iterations_never_advance(optimizer: Any) -> bool:
         and has_keras3_loss_scaling()
         and not keras_loss_scale_optimizer_counts_steps()
     )
+
+
+@functools.cache
+def keras_h5_loader_takes_compile() -> bool:
+    """Whether `load_model` hands `compile` and `custom_objects` on to Keras's H5 loader.
+
+    Keras 3.0-3.2 call their H5 loader without them, so it always compiles (and fails on TF 2.4's saved
+    metrics); Keras 3.3 passes them on, and Keras 2's loader takes them itself.
+    """
+    load_model = tf.keras.models.load_model
+    if not has_keras3_loss_scaling() or not hasattr(load_model, "__code__"):
+        return True
+    return "compile" in _keywords_of_call(load_model, "load_model_from_hdf5")
+
+
+def _keywords_of_call(function: Any, callee: str) -> tuple:
+    """The keyword names that `function`'s first call of an attribute named `callee` passes, from its bytecode."""
+    found = False
+    for instruction in dis.get_instructions(function):
+        if instruction.argval == callee and instruction.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL"):
+            found = True
+        elif found and instruction.opname == "KW_NAMES":  # Python 3.11-3.12: an index into the constants
+            return function.__code__.co_consts[instruction.arg]
+        elif found and instruction.opname == "LOAD_CONST" and isinstance(instruction.argval, tuple):
+            return instruction.argval  # Python 3.13+: CALL_KW reads the names from a constant
+        elif found and instruction.opname.startswith("CALL"):
+            return ()
+    return ()
 
 
 def has_summary_writing() -> bool:
