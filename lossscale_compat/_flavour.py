@@ -316,9 +316,25 @@ def distribution_context() -> tuple[bool, bool]:
 # --- Where legacy mode hooks in -------------------------------------------------------------------
 
 
+@functools.cache
 def keras_policy_class() -> type[Any]:
-    """The dtype policy class of the Keras that `tf.keras` resolves to (Keras 3's DTypePolicy or Keras 2's Policy)."""
-    return tf.keras.mixed_precision.Policy
+    """The class of the float dtype policies that `tf.keras.mixed_precision.Policy(name)` builds.
+
+    Keras 2's `Policy` and Keras 3.0-3.1's and 3.5+'s `DTypePolicy` build themselves. Keras 3.2-3.4's
+    `DTypePolicy` is a factory: its `__new__` returns a `FloatDTypePolicy`, and its own `__init__` ignores
+    the name, so a subclass must build on the class it returns.
+    """
+    return type(tf.keras.mixed_precision.Policy("float32"))
+
+
+def new_policy(cls: type, name: str) -> Any:
+    """A new, uninitialised instance of a subclass `cls` of `keras_policy_class()`.
+
+    Keras 3.2-3.4's policy `__new__` takes the name (and nothing else); the others' is `object.__new__`.
+    """
+    if keras_policy_class().__new__ is object.__new__:
+        return object.__new__(cls)
+    return keras_policy_class().__new__(cls, name)
 
 
 def keras_checkpoint_lookup_classes() -> list:
