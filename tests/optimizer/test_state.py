@@ -30,6 +30,7 @@ def test_tf24_checkpoint_restores_and_training_continues_as_on_tf24(case):
     assert_states_match(case["continued"], train(model, optimizer, case["data_after"]["batches"]))
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.skipif(not KERAS3, reason="Keras 2 still writes a model's variables under TF 2.4's names, which do match")
 def test_restore_tf24_checkpoint_of_a_checkpoint_written_on_this_stack_says_so(tmp_path):
     """Its keys do start with 'model/' and 'optimizer/', but in today's layout: the error says that, not "no keys"."""
@@ -44,6 +45,7 @@ def test_restore_tf24_checkpoint_of_a_checkpoint_written_on_this_stack_says_so(t
     assert "no keys start with" not in str(caught.value)
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
 def test_modern_checkpoint_round_trip_continues_as_on_tf24(case, tmp_path):
     """Saved and restored with tf.train.Checkpoint on this stack, training continues as TF 2.4.0's did."""
@@ -58,6 +60,7 @@ def test_modern_checkpoint_round_trip_continues_as_on_tf24(case, tmp_path):
     assert_states_match(case["continued"], train(fresh_model, fresh_optimizer, case["data_after"]["batches"]))
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("direction", ["ours_to_keras", "keras_to_ours"])
 def test_checkpoints_move_between_ours_and_the_stacks_own_class(direction, tmp_path):
     """Either class restores the other's checkpoint (on Keras 3 ours also saves under Keras 3's names)."""

@@ -365,6 +365,7 @@ def test_experimental_form_takes_settings_not_state_of_loss_scale_objects():
     assert out == golden("54-55")
 
 
+@pytest.mark.tf_checkpoint
 @tf24_item("58-62")
 def test_checkpoint_round_trip_restores_scale_counter_slots_and_inner_state(tmp_path):
     """Save after one step, step again, restore: TF 2.4's state, and the next step matches.
