@@ -130,7 +130,10 @@ def behaviour_difference(
         lines = _differences(a, b, rtol, atol)
         if lines:
             keras3 = (_idiom(old_optimizer) == "keras3", _idiom(new_optimizer) == "keras3")
-            frozen = (_flavour.iterations_never_advance(old_optimizer), _flavour.iterations_never_advance(new_optimizer))
+            frozen = (
+                _flavour.iterations_never_advance(old_optimizer),
+                _flavour.iterations_never_advance(new_optimizer),
+            )
             return _message(step, steps, nonfinite.get(step), lines, a, b, keras3, frozen)
     return ""
 

@@ -327,14 +327,13 @@ def keras_policy_class() -> type[Any]:
     return type(tf.keras.mixed_precision.Policy("float32"))
 
 
-def new_policy(cls: type, name: str) -> Any:
+def new_policy(cls: type, name: Any) -> Any:
     """A new, uninitialised instance of a subclass `cls` of `keras_policy_class()`.
 
     Keras 3.2-3.4's policy `__new__` takes the name (and nothing else); the others' is `object.__new__`.
     """
-    if keras_policy_class().__new__ is object.__new__:
-        return object.__new__(cls)
-    return keras_policy_class().__new__(cls, name)
+    construct: Any = keras_policy_class().__new__
+    return object.__new__(cls) if construct is object.__new__ else construct(cls, name)
 
 
 def keras_checkpoint_lookup_classes() -> list:
