@@ -167,7 +167,9 @@ class KerasLossScaleOptimizer(
         # Keras 3's own order: this optimizer's variables, its loss-scale state, then the inner
         # optimizer's. `.keras` files store optimizer variables by position, so they move both ways.
         state = [] if self._state is None else [self._state._num_good_steps, self._state._current_loss_scale]
-        return self._variables + state + self.inner_optimizer.variables
+        # Keras 3.0's optimizer also tracks the state variables among its own: list each once, in Keras 3's place.
+        own = [variable for variable in self._variables if all(variable is not kept for kept in state)]
+        return own + state + self.inner_optimizer.variables
 
     @property
     def iterations(self) -> Any:
