@@ -139,9 +139,10 @@ def optimizer_sums_replica_gradients() -> bool:
 def keras_optimizers_are_trackable() -> bool:
     """Whether Keras optimizers are TensorFlow trackables, which `tf.train.Checkpoint` needs.
 
-    Keras 3.0's are not (its TensorFlow optimizer is a plain class); Keras 3.1 made them trackable, as Keras 2's were.
+    Keras 3.0's are not (its TensorFlow optimizer is a plain class); Keras 3.1 made them trackable, as Keras 2's were
+    (Keras 2's `LossScaleOptimizer` is built by a metaclass, so only Keras 3's class is asked).
     """
-    return issubclass(keras_loss_scale_optimizer(), Trackable)
+    return not has_keras3_loss_scaling() or issubclass(keras_loss_scale_optimizer(), Trackable)
 
 
 def assignable(keras_variable: Any) -> Any:
