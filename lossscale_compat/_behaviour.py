@@ -33,6 +33,11 @@ _ITERATIONS_HINT = (
     "Keras 3's own LossScaleOptimizer does not count a skipped step in `iterations`; TF 2.4 did "
     "(and lossscale_compat's optimizers do), so schedules and Adam's bias correction drift."
 )
+_FROZEN_ITERATIONS_HINT = (
+    "This Keras's own LossScaleOptimizer never advances its `iterations` (Keras 3.0-3.6 keep a counter of their own "
+    "that no step touches; its `inner_optimizer.iterations` counts the applied steps); TF 2.4's counted every step, "
+    "as lossscale_compat's optimizers do."
+)
 _FLOOR_HINT = "Keras 3's own LossScaleOptimizer halves the scale below 1; TF 2.4 never went below 1."
 _INF_HINT = "Keras 3's own LossScaleOptimizer doubles the scale even into inf; TF 2.4 grew it only if finite."
 
@@ -125,7 +130,11 @@ def behaviour_difference(
         lines = _differences(a, b, rtol, atol)
         if lines:
             keras3 = (_idiom(old_optimizer) == "keras3", _idiom(new_optimizer) == "keras3")
-            return _message(step, steps, nonfinite.get(step), lines, a, b, keras3)
+            frozen = (
+                _flavour.iterations_never_advance(old_optimizer),
+                _flavour.iterations_never_advance(new_optimizer),
+            )
+            return _message(step, steps, nonfinite.get(step), lines, a, b, keras3, frozen)
     return ""
 
 
@@ -326,9 +335,19 @@ def _close(x: Any, y: Any, rtol: float, atol: float) -> bool:
 
 
 def _message(
-    step: int, steps: int, injected: str | None, lines: list[str], a: _Record, b: _Record, keras3: tuple[bool, bool]
+    step: int,
+    steps: int,
+    injected: str | None,
+    lines: list[str],
+    a: _Record,
+    b: _Record,
+    keras3: tuple[bool, bool],
+    frozen: tuple[bool, bool] = (False, False),
 ) -> str:
-    """The report of the first differing step; `keras3` says which sides follow Keras 3's own algorithm."""
+    """The report of the first differing step.
+
+    `keras3` says which sides follow Keras 3's own algorithm; `frozen`, which never advance their `iterations`.
+    """
     gradients = f"{injected} injected into a gradient" if injected else "finite gradients"
     text = (
         f"The optimizers train differently: first at step {step} of {steps} (0-based; {gradients}):\n  "
@@ -343,4 +362,6 @@ def _message(
         for hint, sides in ((_ITERATIONS_HINT, lagging), (_FLOOR_HINT, below_one), (_INF_HINT, infinite))
         if any(keras3[i] for i in sides) and (hint is not _ITERATIONS_HINT or a.skipped or b.skipped)
     ]
+    if any(frozen[i] for i in lagging):  # it lags for another reason than the skipped steps
+        hints = [_FROZEN_ITERATIONS_HINT] + [hint for hint in hints if hint is not _ITERATIONS_HINT]
     return "\n".join([text, *hints])

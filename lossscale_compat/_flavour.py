@@ -9,6 +9,7 @@ the modules above it choose what to build from its answers.
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import importlib
 import inspect
@@ -149,9 +150,10 @@ def optimizer_sums_replica_gradients() -> bool:
 def keras_optimizers_are_trackable() -> bool:
     """Whether Keras optimizers are TensorFlow trackables, which `tf.train.Checkpoint` needs.
 
-    Keras 3.0's are not (its TensorFlow optimizer is a plain class); Keras 3.1 made them trackable, as Keras 2's were.
+    Keras 3.0's are not (its TensorFlow optimizer is a plain class); Keras 3.1 made them trackable, as Keras 2's were
+    (Keras 2's `LossScaleOptimizer` is built by a metaclass, so only Keras 3's class is asked).
     """
-    return issubclass(keras_loss_scale_optimizer(), Trackable)
+    return not has_keras3_loss_scaling() or issubclass(keras_loss_scale_optimizer(), Trackable)
 
 
 def assignable(keras_variable: Any) -> Any:
@@ -160,6 +162,15 @@ def assignable(keras_variable: Any) -> Any:
     Keras 3.0-3.4's own `Variable.assign` returns None; from 3.5 on it returns the value.
     """
     return keras_variable.value
+
+
+def tf24_variable(variable: Any) -> Any:
+    """A Keras 3 variable as TF 2.4 handed its counters out: one that `int()` and `float()` take.
+
+    Keras 3.5+'s variables take them; Keras 3.0-3.4's define neither `__int__` nor `__float__`, so for those
+    this is the TensorFlow variable behind it.
+    """
+    return variable if hasattr(type(variable), "__int__") else variable.value
 
 
 def is_base_constructor_counter(loss_scale_optimizer: Any) -> bool:
@@ -233,6 +244,54 @@ def skips_advance_iterations(optimizer: Any) -> bool:
     return hasattr(optimizer, "skipped_steps") or not has_keras3_loss_scaling()
 
 
+@functools.cache
+def keras_loss_scale_optimizer_counts_steps() -> bool:
+    """Whether Keras 3's own `LossScaleOptimizer.iterations` counts its steps: it reads the inner optimizer's.
+
+    Keras 3.0-3.6's class keeps the counter its base constructor made, which no step advances (its inner
+    optimizer's counts them); Keras 3.10 reads the inner optimizer's through a property of its own.
+    """
+    return "iterations" in vars(keras_loss_scale_optimizer())
+
+
+def iterations_never_advance(optimizer: Any) -> bool:
+    """Whether `optimizer` is this Keras's own loss-scale optimizer with an `iterations` that no step advances."""
+    return (
+        isinstance(optimizer, keras_loss_scale_optimizer())
+        and not hasattr(optimizer, "skipped_steps")  # ours, a subclass, counts every step
+        and has_keras3_loss_scaling()
+        and not keras_loss_scale_optimizer_counts_steps()
+    )
+
+
+@functools.cache
+def keras_h5_loader_takes_compile() -> bool:
+    """Whether `load_model` hands `compile` and `custom_objects` on to Keras's H5 loader.
+
+    Keras 3.0-3.2 call their H5 loader without them, so it always compiles (and fails on TF 2.4's saved
+    metrics); Keras 3.3 passes them on, and Keras 2's loader takes them itself.
+    """
+    load_model = tf.keras.models.load_model
+    if not has_keras3_loss_scaling() or not hasattr(load_model, "__code__"):
+        return True
+    return "compile" in _keywords_of_call(load_model, "load_model_from_hdf5")
+
+
+def _keywords_of_call(function: Any, callee: str) -> tuple:
+    """The keyword names that `function`'s first call of an attribute named `callee` passes, from its bytecode."""
+    found = False
+    for instruction in dis.get_instructions(function):
+        if instruction.argval == callee and instruction.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL"):
+            found = True
+        elif found and instruction.opname == "KW_NAMES":  # Python 3.11-3.12: an index into the constants
+            return function.__code__.co_consts[instruction.arg]
+        elif found and instruction.opname == "LOAD_CONST" and isinstance(instruction.argval, tuple):
+            return instruction.argval  # Python 3.13+: CALL_KW reads the names from a constant
+        elif found and instruction.opname.startswith("CALL"):
+            return ()
+    return ()
+
+
 def has_summary_writing() -> bool:
     """Whether `tf.summary` can write event files: it needs the tensorboard package."""
     try:
@@ -269,9 +328,24 @@ def distribution_context() -> tuple[bool, bool]:
 # --- Where legacy mode hooks in -------------------------------------------------------------------
 
 
+@functools.cache
 def keras_policy_class() -> type[Any]:
-    """The dtype policy class of the Keras that `tf.keras` resolves to (Keras 3's DTypePolicy or Keras 2's Policy)."""
-    return tf.keras.mixed_precision.Policy
+    """The class of the float dtype policies that `tf.keras.mixed_precision.Policy(name)` builds.
+
+    Keras 2's `Policy` and Keras 3.0-3.1's and 3.5+'s `DTypePolicy` build themselves. Keras 3.2-3.4's
+    `DTypePolicy` is a factory: its `__new__` returns a `FloatDTypePolicy`, and its own `__init__` ignores
+    the name, so a subclass must build on the class it returns.
+    """
+    return type(tf.keras.mixed_precision.Policy("float32"))
+
+
+def new_policy(cls: type, name: Any) -> Any:
+    """A new, uninitialised instance of a subclass `cls` of `keras_policy_class()`.
+
+    Keras 3.2-3.4's policy `__new__` takes the name (and nothing else); the others' is `object.__new__`.
+    """
+    construct: Any = keras_policy_class().__new__
+    return object.__new__(cls) if construct is object.__new__ else construct(cls, name)
 
 
 def keras_checkpoint_lookup_classes() -> list:

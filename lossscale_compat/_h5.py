@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
-from lossscale_compat import _conversions
+from lossscale_compat import _conversions, _flavour
 from lossscale_compat._optimizer import KerasLossScaleOptimizer
 
 # TF 2.4's class names for its loss-scale optimizers; both deserialized to the non-experimental class.
@@ -24,7 +27,7 @@ def load_tf24_h5(path: str, custom_objects: dict[str, Any] | None = None) -> Any
     """
     import h5py  # a Keras dependency on every supported stack
 
-    model = tf.keras.models.load_model(path, compile=False, custom_objects=custom_objects)
+    model = _uncompiled_model(path, custom_objects)
     with h5py.File(path, "r") as f:
         if "training_config" not in f.attrs:
             return model
@@ -43,6 +46,23 @@ def load_tf24_h5(path: str, custom_objects: dict[str, Any] | None = None) -> Any
         optimizer.build(model.trainable_variables)
         optimizer.set_weights(weights)
     return model
+
+
+def _uncompiled_model(path: str, custom_objects: dict[str, Any] | None) -> Any:
+    """The model of an H5 file, with its weights, not compiled."""
+    if _flavour.keras_h5_loader_takes_compile():
+        return tf.keras.models.load_model(path, compile=False, custom_objects=custom_objects)
+    import h5py
+
+    # This Keras's loader compiles whatever it finds: give it a copy without the training config.
+    with tempfile.TemporaryDirectory() as folder:
+        copy = os.path.join(folder, "model.h5")
+        shutil.copyfile(path, copy)
+        with h5py.File(copy, "r+") as f:
+            if "training_config" in f.attrs:
+                del f.attrs["training_config"]
+        with tf.keras.utils.custom_object_scope(custom_objects or {}):
+            return tf.keras.models.load_model(copy)
 
 
 def _optimizer_from_config(config: dict[str, Any], custom_objects: dict[str, Any] | None) -> Any:

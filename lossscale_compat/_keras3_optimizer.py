@@ -166,11 +166,11 @@ class KerasLossScaleOptimizer(
 
     @property
     def dynamic_counter(self) -> tf.Variable | None:
-        return None if self._state is None else self._state._num_good_steps
+        return None if self._state is None else _flavour.tf24_variable(self._state._num_good_steps)
 
     @property
     def dynamic_scale(self) -> tf.Variable | None:
-        return None if self._state is None else self._state._current_loss_scale
+        return None if self._state is None else _flavour.tf24_variable(self._state._current_loss_scale)
 
     @property
     def step_counter(self) -> tf.Variable | None:
@@ -180,12 +180,14 @@ class KerasLossScaleOptimizer(
         # Keras 3's own order: this optimizer's variables, its loss-scale state, then the inner
         # optimizer's. `.keras` files store optimizer variables by position, so they move both ways.
         state = [] if self._state is None else [self._state._num_good_steps, self._state._current_loss_scale]
-        return self._variables + state + self.inner_optimizer.variables
+        # Keras 3.0's optimizer also tracks the state variables among its own: list each once, in Keras 3's place.
+        own = [variable for variable in self._variables if all(variable is not kept for kept in state)]
+        return own + state + self.inner_optimizer.variables
 
     @property
     def iterations(self) -> Any:
         adopted = self.__dict__.get("_adopted_iterations")
-        return self.inner_optimizer.iterations if adopted is None else adopted
+        return _flavour.tf24_variable(self.inner_optimizer.iterations) if adopted is None else adopted
 
     @iterations.setter
     def iterations(self, value: Any) -> None:

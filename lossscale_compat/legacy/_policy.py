@@ -18,6 +18,9 @@ class Policy(_flavour.keras_policy_class()):  # type: ignore[misc]
     uses it to wrap the model's optimizer.
     """
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Policy:
+        return _flavour.new_policy(cls, args[0] if args else kwargs.get("name"))
+
     def __init__(self, name: str, loss_scale: Any = "auto"):
         super().__init__(name)
         given = loss_scale

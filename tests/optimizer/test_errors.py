@@ -1,13 +1,14 @@
 """Constructor and strategy errors of both optimizer forms: TF 2.4.0's exception types and messages."""
 
 import builtins
+import re
 
 import pytest
 import tensorflow as tf
 from tf24_goldens import OPTIMIZER_GOLDENS, keras3, normalise_addresses, our_class, specs
 
 import lossscale_compat
-from lossscale_compat import KerasLossScaleOptimizer, LossScaleOptimizer
+from lossscale_compat import KerasLossScaleOptimizer, LossScaleOptimizer, _flavour
 
 ERRORS = OPTIMIZER_GOLDENS["errors"]
 CONSTRUCTORS = ERRORS["constructors"]
@@ -219,3 +220,21 @@ def test_from_config_with_a_setting_the_inner_optimizer_does_not_take_names_it()
 def test_from_config_with_an_inner_config_without_class_name_says_what_it_needs():
     with pytest.raises(ValueError, match=r"An inner optimizer config needs `class_name` and `config`"):
         KerasLossScaleOptimizer.from_config({"inner_optimizer": {"learning_rate": 0.1}})
+
+
+@pytest.mark.skipif(_flavour.keras_optimizers_are_trackable(),
+                    reason="this Keras's optimizers are TensorFlow trackables (Keras 2, Keras 3.1+): checkpoints work")
+@pytest.mark.parametrize("make", [lambda: lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(1.0)),
+                                  lambda: lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(1.0), "dynamic")],
+                         ids=["LSO", "V1"])
+def test_a_tf_checkpoint_where_keras_optimizers_are_not_trackable_is_a_clear_error(make, tmp_path):
+    """On Keras 3.0 saving or restoring ours in a TF checkpoint raises a ValueError naming the release and the way out."""
+    optimizer, variable = make(), tf.Variable([1.0])
+    optimizer.minimize(lambda: variable * 1.0, [variable])
+    expected = rf"checkpoint on Keras {re.escape(_flavour.keras_version())}: .*keras>=3\.1.*TF_USE_LEGACY_KERAS=1"
+    with pytest.raises(ValueError, match=expected):
+        tf.train.Checkpoint(optimizer=optimizer).write(str(tmp_path / "ckpt"))
+    optimizer_entry = tf.train.Checkpoint(iter=tf.Variable(3, dtype=tf.int64))  # as an older stack wrote it
+    prefix = tf.train.Checkpoint(optimizer=optimizer_entry).write(str(tmp_path / "older"))
+    with pytest.raises(ValueError, match=expected):
+        tf.train.Checkpoint(optimizer=optimizer).restore(prefix)

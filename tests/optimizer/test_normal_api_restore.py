@@ -22,6 +22,7 @@ def mode(request):
         yield request.param
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
 def test_tf24_checkpoint_restores_and_training_continues_as_on_tf24(case, mode):
     """Loss scale, counter and iterations at once; slots, made at the first step after the restore, then."""
@@ -43,6 +44,7 @@ def test_tf24_checkpoint_restores_and_training_continues_as_on_tf24(case, mode):
     assert_states_match(case["continued"], train(model, optimizer, case["data_after"]["batches"]))
 
 
+@pytest.mark.tf_checkpoint
 def test_a_slot_the_inner_optimizer_does_not_keep_is_an_error_naming_it():
     case = next(c for c in CHECKPOINTS if "momentum" in c["name"])
     lossscale_compat.install()
@@ -68,6 +70,7 @@ def foreign_checkpoint(tmp_path):
     return foreign.write(str(tmp_path / "foreign"))
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_a_checkpoint_name_nothing_matches_raises_naming_it_at_the_restore(form, tmp_path):
     """Into a built optimizer, an entry no state of ours keeps raises at once instead of being dropped."""
@@ -78,6 +81,7 @@ def test_a_checkpoint_name_nothing_matches_raises_naming_it_at_the_restore(form,
         tf.train.Checkpoint(optimizer=optimizer).restore(foreign_checkpoint(tmp_path))
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_a_checkpoint_name_nothing_matches_raises_naming_it_at_the_first_step(form, tmp_path):
     """Into an optimizer not built yet (Keras makes some state only then), it raises at the first step."""
@@ -87,6 +91,7 @@ def test_a_checkpoint_name_nothing_matches_raises_naming_it_at_the_first_step(fo
         optimizer.apply_gradients([(tf.constant([0.5]), tf.Variable([1.0]))])
 
 
+@pytest.mark.tf_checkpoint
 def test_a_checkpoint_of_our_own_trained_optimizer_restores_everything_into_a_fresh_one(tmp_path):
     """State Keras makes only when it builds (momentum) is not mistaken for a name nothing matches."""
     inner = {"class_name": "SGD", "config": {"learning_rate": 0.1, "momentum": 0.9}}
@@ -104,6 +109,7 @@ def test_a_checkpoint_of_our_own_trained_optimizer_restores_everything_into_a_fr
     np.testing.assert_array_equal(copy.numpy(), variable.numpy())
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
 def test_a_checkpointed_hyperparameter_overrides_the_constructor_as_in_tf24(case):
     """TF 2.4 restored `momentum` into the variable its optimizer read, so the checkpoint's 0.9 beats a
@@ -119,6 +125,7 @@ def test_a_checkpointed_hyperparameter_overrides_the_constructor_as_in_tf24(case
         lossscale_compat.uninstall()
 
 
+@pytest.mark.tf_checkpoint
 def test_a_hyperparameter_the_inner_optimizer_has_no_setting_for_is_an_error_naming_it(tmp_path):
     """TF 2.4's SGD `decay` of 0.01 has no setting in today's optimizers; it raises rather than train otherwise."""
     prefix = tf.train.Checkpoint(optimizer=tf.train.Checkpoint(decay=tf.Variable(0.01))).write(str(tmp_path / "d"))

@@ -30,6 +30,7 @@ def test_tf24_checkpoint_restores_and_training_continues_as_on_tf24(case):
     assert_states_match(case["continued"], train(model, optimizer, case["data_after"]["batches"]))
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.skipif(not KERAS3, reason="Keras 2 still writes a model's variables under TF 2.4's names, which do match")
 def test_restore_tf24_checkpoint_of_a_checkpoint_written_on_this_stack_says_so(tmp_path):
     """Its keys do start with 'model/' and 'optimizer/', but in today's layout: the error says that, not "no keys"."""
@@ -44,6 +45,7 @@ def test_restore_tf24_checkpoint_of_a_checkpoint_written_on_this_stack_says_so(t
     assert "no keys start with" not in str(caught.value)
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
 def test_modern_checkpoint_round_trip_continues_as_on_tf24(case, tmp_path):
     """Saved and restored with tf.train.Checkpoint on this stack, training continues as TF 2.4.0's did."""
@@ -58,6 +60,7 @@ def test_modern_checkpoint_round_trip_continues_as_on_tf24(case, tmp_path):
     assert_states_match(case["continued"], train(fresh_model, fresh_optimizer, case["data_after"]["batches"]))
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("direction", ["ours_to_keras", "keras_to_ours"])
 def test_checkpoints_move_between_ours_and_the_stacks_own_class(direction, tmp_path):
     """Either class restores the other's checkpoint (on Keras 3 ours also saves under Keras 3's names)."""
@@ -106,8 +109,10 @@ def test_keras_format_round_trip_continues_as_on_tf24(case, save, tmp_path):
 
 
 def keras3_state(optimizer):
+    # Keras 3.0-3.6's own class never advances its `iterations`; its inner optimizer's counts the steps.
+    counter = optimizer.inner_optimizer if _flavour.iterations_never_advance(optimizer) else optimizer
     return (float(optimizer.dynamic_scale.numpy()), int(optimizer.step_counter.numpy()),
-            int(optimizer.iterations.numpy()), [v.numpy().tolist() for v in optimizer.inner_optimizer.variables])
+            int(counter.iterations.numpy()), [v.numpy().tolist() for v in optimizer.inner_optimizer.variables])
 
 
 def compiled_model(optimizer_class):
@@ -159,7 +164,8 @@ def test_keras2_weights_file_without_loss_scale_state_loads(tmp_path):
         (target.optimizer.initial_scale, 0)
 
 
-@pytest.mark.skipif(not KERAS3, reason="`Model.get_state_tree` is Keras 3's")
+@pytest.mark.skipif(not hasattr(tf.keras.Model, "get_state_tree"),
+                    reason="this Keras's Model has no `get_state_tree`: Keras 2 and Keras 3.0-3.5 lack it (3.6 added it)")
 def test_state_tree_round_trips_the_loss_scale():
     """`get_state_tree`/`set_state_tree` carry the loss-scale state, as they do for Keras 3's own class."""
     model = compiled_model(lossscale_compat.KerasLossScaleOptimizer)
@@ -209,3 +215,23 @@ def test_tf24_h5_loads_with_its_optimizer_and_trains_on(load):
     np.testing.assert_allclose(history.history["loss"], after["history_loss"], rtol=1e-5)
     assert_states_match([{k: v for k, v in after.items() if k != "history_loss"}],
                         [state(optimizer, model.trainable_variables)])
+
+
+@pytest.mark.skipif(not KERAS3, reason="Keras 2's H5 loader takes `compile` itself")
+def test_the_gate_says_whether_load_model_passes_compile_to_the_h5_loader(tmp_path):
+    """`keras_h5_loader_takes_compile` matches what `load_model(compile=False)` does with an H5 file it cannot compile."""
+    def unknown_loss(y_true, y_pred):
+        return tf.reduce_mean(y_pred - y_true)
+
+    model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss=unknown_loss)
+    path = str(tmp_path / "model.h5")
+    model.save(path)
+    try:
+        tf.keras.models.load_model(path, compile=False)
+    except (TypeError, ValueError):  # it compiled anyway and could not find the loss
+        takes_compile = False
+    else:
+        takes_compile = True
+    assert takes_compile == _flavour.keras_h5_loader_takes_compile()
+    assert lossscale_compat.load_tf24_h5(path, custom_objects={"unknown_loss": unknown_loss}).optimizer is not None

@@ -365,6 +365,7 @@ def test_experimental_form_takes_settings_not_state_of_loss_scale_objects():
     assert out == golden("54-55")
 
 
+@pytest.mark.tf_checkpoint
 @tf24_item("58-62")
 def test_checkpoint_round_trip_restores_scale_counter_slots_and_inner_state(tmp_path):
     """Save after one step, step again, restore: TF 2.4's state, and the next step matches.
@@ -502,6 +503,17 @@ def test_all_none_gradients():
     assert result["error"]["type"] == expected["apply"]["error"]["type"]
     assert {"loss_scale_after": float(opt.loss_scale), "counter_after": counter_of(opt)} == \
         {k: expected[k] for k in ("loss_scale_after", "counter_after")}
+
+
+@pytest.mark.parametrize("make", [lambda: LSO(SGD(1.0)), lambda: LSOV1(SGD(1.0), "dynamic")], ids=["LSO", "V1"])
+def test_int_takes_the_counters_as_tf24s_variables(make):
+    """`int(opt.iterations)` and `int(opt.dynamic_counter)` work, as on TF 2.4's `tf.Variable`s.
+    Not from TF 2.4's tests: Keras 3.0-3.4's own variables take no `int()`, so ours hands out ones that do."""
+    opt = make()
+    minimize_var(opt, lambda var: var * 1.0, [1.0])
+    assert int(opt.iterations) == opt.iterations.numpy()
+    assert int(opt.dynamic_counter) == opt.dynamic_counter.numpy()
+    assert float(opt.loss_scale) == opt.loss_scale.numpy()
 
 
 def test_every_recorded_item_has_a_test():
