@@ -51,6 +51,7 @@ def test_program_trains_as_on_tf24(program, tmp_path):
         assert got["global_step"] == want["global_step"]
 
 
+@pytest.mark.tf_checkpoint
 def test_program_resumes_from_a_tf24_checkpoint_as_on_tf24(tmp_path):
     """`tf.train.Checkpoint(model=, optimizer=).restore` of TF 2.4.0's own checkpoint: weights, loss scale,
     iterations and the momentum slots (made only at the first step after the restore) all come back."""
@@ -62,6 +63,7 @@ def test_program_resumes_from_a_tf24_checkpoint_as_on_tf24(tmp_path):
     np.testing.assert_allclose(np.concatenate(got["momentum"]), np.concatenate(want["momentum"]), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.tf_checkpoint
 @pytest.mark.parametrize("restored_with", ["load_weights", "manager"])
 def test_fit_program_resumes_with_load_weights_and_checkpoint_manager_as_on_tf24(restored_with, tmp_path):
     """`model.load_weights(prefix)` of TF 2.4.0's `save_weights` output (Keras 3 too), and a `CheckpointManager`
