@@ -53,13 +53,14 @@ TF_CHECKPOINT_PROGRAMS = {"keras_restore_tf24_checkpoint_twice"}
 
 
 def layers_serialize_policy_names_only():
-    """Keras 3.0's layers write their dtype policy into `get_config()` as its name alone; later ones as a config."""
+    """Keras 3.0-3.3's layers write their dtype policy into `get_config()` as its name alone; 3.5 on, as a config."""
     config = tf.keras.layers.Dense(1, dtype=tf.keras.mixed_precision.Policy("mixed_float16")).get_config()
     return isinstance(config["dtype"], str)
 
 
 def policies_refuse_non_float_dtypes():
-    """Keras 3.0's DTypePolicy refuses to be built for a non-floating dtype such as complex64; TF 2.4's did not."""
+    """Keras 3.0-3.5's DTypePolicy refuses to be built for a non-floating dtype such as complex64 (3.6 builds one);
+    TF 2.4's did not."""
     try:
         tf.keras.mixed_precision.Policy("complex64")
     except ValueError:
@@ -70,11 +71,11 @@ def policies_refuse_non_float_dtypes():
 # case -> (a feature test of the stack's own Keras, true where the case is out of reach, and why).
 OUT_OF_REACH_WHERE = {
     "policy_v1_serialization": (layers_serialize_policy_names_only,
-                                "this Keras's layers serialize their dtype policy as its name only (Keras 3.0), so a "
-                                "TF 2.4 Policy's loss scale is not in the layer config; way out: Keras 3.1+ or tf_keras"),
+                                "this Keras's layers serialize their dtype policy as its name only (Keras 3.0-3.3), so a "
+                                "TF 2.4 Policy's loss scale is not in the layer config; way out: Keras 3.6+ or tf_keras"),
     "set_policy_dtype_errors": (policies_refuse_non_float_dtypes,
-                                "this Keras's DTypePolicy cannot be built for complex64 (Keras 3.0), so the error comes "
-                                "at Policy() rather than at set_policy; way out: Keras 3.1+ or tf_keras"),
+                                "this Keras's DTypePolicy cannot be built for complex64 (Keras 3.0-3.5), so the error comes "
+                                "at Policy() rather than at set_policy; way out: Keras 3.6+ or tf_keras"),
 }
 
 
