@@ -35,18 +35,13 @@ PROGRAMS = {
 TARGETS = ("keras3", "tf_keras")
 STACK = "keras3" if _flavour.has_keras3_loss_scaling() else "keras2"
 
-_KERAS3_APPLY = (
-    "Keras 3's apply_gradients takes no experimental_aggregate_gradients (TF 2.4's explicit all-reduce call), "
-    "and neither does lossscale_compat's Keras 3 LossScaleOptimizer"
-)
 _KERAS3_ITERATIONS = (
     "Keras 3's LossScaleOptimizer does not count skipped steps in `iterations`, and the program's control "
     "flow reads it"
 )
-# (program, stack) -> why `lossscale-compat run` does not reproduce TF 2.4.0 yet.
-LEGACY_XFAIL = {
-    ("real_resnet_ctl", "keras3"): _KERAS3_APPLY,
-}
+# (program, stack) -> why `lossscale-compat run` does not reproduce TF 2.4.0 yet: none since our Keras 3 class takes
+# TF 2.4's `experimental_aggregate_gradients` (issue #23).
+LEGACY_XFAIL: dict = {}
 _KEPT_POLICY = (
     "`tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=loss_scale)` with a loss scale known "
     "only at run time is left alone (LSC106), and `tf.keras.mixed_precision.experimental` no longer exists: "
@@ -101,7 +96,7 @@ FALLBACK_EDITS = {
     "real_classifier_trainer": [_EXPERIMENTAL_POLICY],
 }
 # (program, target) -> why the program does not yet train as on TF 2.4.0 with the fallbacks in place.
-FALLBACK_XFAIL = {("real_resnet_ctl", "keras3"): _KERAS3_APPLY}
+FALLBACK_XFAIL: dict = {}
 
 
 def _xfail(request: pytest.FixtureRequest, reason: str | None) -> None:
