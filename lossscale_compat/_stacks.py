@@ -51,6 +51,11 @@ CORE_TESTS = (
 )
 
 
+# Stacks that `nox` with no arguments (the README's test command, and CI) leaves out until a run of them has been seen
+# to pass; each still runs with `nox -s "tests(stack='NAME')"`. Empty it as the support table fills.
+NOT_YET_IN_CI: frozenset[str] = frozenset()
+
+
 class UntestedStackWarning(UserWarning):
     """TensorFlow or Keras is outside the range lossscale_compat was tested with."""
 
