@@ -16,11 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tf24_optimizers import FLOAT16_EPSILON
 
-from lossscale_compat import _flavour
+pytest.importorskip("tensorflow")  # the codemod's own CI sessions (nox -s codemod-libcst) run without TensorFlow
+from tf24_optimizers import FLOAT16_EPSILON  # noqa: E402
 
-from .test_migrated_examples import _env, _require
+from lossscale_compat import _flavour  # noqa: E402
+
+from .test_migrated_examples import _env, _require  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tf24"
 # Program -> how close its float results match TF 2.4.0's (docs/goldens.md): float16 kernels, Adam, float32.
