@@ -9,6 +9,7 @@ reads each TF 2.4 key and assigns it to the object that holds the same state tod
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import tensorflow as tf
@@ -191,8 +192,19 @@ class TF24CheckpointNames:
     """
 
     _deferred_dependencies: dict[str, Any]  # TensorFlow's Trackable, after this mixin in the MRO, keeps it
+    _update_uid: int  # likewise: the number of the restore that last restored this optimizer
 
     def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
+        if name.startswith(_INNER_CLASS_MARK):  # written first, so it is read before the slots
+            self.__dict__["_checkpoint_inner_class"] = (self._update_uid, name[len(_INNER_CLASS_MARK) :])
+            return None
+        if name in ("inner_optimizer", "_variables") and cached_dependencies is not None:
+            other = self._other_class_inner()
+            if other is not None and name == "inner_optimizer":  # Keras 3 checkpoints slots under it
+                return other
+            inner_slots = getattr(_flavour.wrapped_optimizer(self), "_variables", None)
+            if other is not None and inner_slots is not None and cached_dependencies.get(name) is inner_slots:
+                return _OtherClassPositions(other)  # Keras 2's class checkpoints the inner optimizer's list as its own
         found = super()._lookup_dependency(name, cached_dependencies)  # type: ignore[misc]
         if found is not None:
             return found
@@ -210,12 +222,28 @@ class TF24CheckpointNames:
         tracked = getattr(inner, name, None)  # state tracked by attribute name, e.g. tf_keras's `_index_dict`
         if isinstance(tracked, _flavour.Trackable):
             return tracked
+        if cached_dependencies is not None and name in _SLOT_LISTS - _slots.slot_lists_of_class(inner):
+            # Another optimizer class's slots, in a checkpoint that does not name its class.
+            warn_slots_not_restored(f"slots {name!r} that {type(inner).__name__} does not keep", inner)
+            return None
         if cached_dependencies is not None:  # TensorFlow is restoring a checkpoint that holds `name`
             if _flavour.optimizer_is_built(inner):
                 raise _unmatched_error(self, [name])
             # Keras makes some state only when it builds (`momentums`): decided at the first step.
             self.__dict__.setdefault("_tf24_unmatched", set()).add(name)
         return None
+
+    def _other_class_inner(self) -> _OtherClassInner | None:
+        """How this restore sees the inner optimizer if the checkpoint names another class (`_INNER_CLASS_MARK`)."""
+        written = self.__dict__.get("_checkpoint_inner_class")
+        inner = _flavour.wrapped_optimizer(self)
+        # TensorFlow marks the optimizer with the restore's number before it looks up the optimizer's children.
+        if written is None or written[0] != self._update_uid or inner is None or written[1] == type(inner).__name__:
+            return None
+        other = self.__dict__.get("_checkpoint_other_inner")
+        if other is None or other.restore != written:
+            other = self.__dict__["_checkpoint_other_inner"] = _OtherClassInner(inner, written)
+        return other
 
     def _tf24_hyperparameter(self, name: str) -> Any:
         """What takes a TF 2.4 hyperparameter's checkpointed value (`learning_rate` when it is a schedule)."""
@@ -274,3 +302,114 @@ def _tf24_slot(inner: Any, variable: Any, slot_name: str) -> Any:
             f"optimizer {type(inner).__name__} keeps no such slot for it ({error}). Build the optimizer "
             "exactly as the TF 2.4 code did before restoring."
         ) from None
+
+
+# The attributes that hold an optimizer's slots, one entry per variable (`momentums`): in a checkpoint restored
+# into another optimizer class, they are the writer's slots, which TF 2.4 left out by name.
+_SLOT_LISTS = frozenset(_slots.SLOT_ATTRIBUTES.values())
+
+
+def warn_slots_not_restored(what: str, inner: Any) -> None:
+    """Says that a restore into another optimizer class leaves `what` out, as TF 2.4 did."""
+    warnings.warn(
+        f"This checkpoint was written by a loss-scale optimizer wrapping another optimizer class than "
+        f"{type(inner).__name__}: the step count and learning rate are restored, but not {what}; "
+        f"{type(inner).__name__}'s slots start from zero, as in TF 2.4. To continue the saved training, wrap the "
+        "same optimizer class as the code that saved the checkpoint.",
+        UserWarning,
+        stacklevel=1,
+    )
+
+
+# On Keras 3 a checkpoint of our optimizer names its inner optimizer's class in a child of this prefix (a
+# node without values, so other readers pass over it). Keras 3 checkpoints slots by position, so a restore
+# into another optimizer class reads the class first and restores no slots by position (`_OtherClassInner`).
+_INNER_CLASS_MARK = "lossscale_compat_inner_class="
+
+
+class _ValueOf(_flavour.Trackable):
+    """Saves another variable's value under this name; restoring it changes nothing."""
+
+    def __init__(self, variable: Any) -> None:
+        self._variable = variable
+
+    def _serialize_to_tensors(self) -> dict[str, Any]:
+        return {"VARIABLE_VALUE": tf.convert_to_tensor(self._variable)}
+
+    def _restore_from_tensors(self, restored_tensors: dict[str, Any]) -> Any:
+        return tf.no_op()
+
+
+def with_inner_class_mark(optimizer: Any, children: dict[str, Any]) -> dict[str, Any]:
+    """`children` after a first, empty child whose name says the inner optimizer's class (`_INNER_CLASS_MARK`)."""
+    saved = optimizer.__dict__.setdefault("_checkpoint_children", {})
+    mark = _INNER_CLASS_MARK + type(optimizer.inner_optimizer).__name__
+    if mark not in saved:
+        saved.clear()
+        saved[mark] = _flavour.Trackable()
+    return {mark: saved[mark], **children}
+
+
+def keras3_checkpoint_children(optimizer: Any, children: dict[str, Any]) -> dict[str, Any]:
+    """Our Keras 3 optimizer's checkpoint children, laid out so that a plain optimizer can read it, as in TF 2.4.
+
+    The loss-scale optimizer's own `_iterations` and `_learning_rate` (unused: the inner optimizer's count)
+    are saved with the inner optimizer's values, so a plain Keras optimizer restores those, not 0 and 0.0.
+    """
+    inner = optimizer.inner_optimizer
+    values = optimizer.__dict__.setdefault("_checkpoint_values", {})
+    key = (inner, _flavour.optimizer_is_built(inner))
+    if values.get("key") != key:
+        # The names the inner optimizer checkpoints its count and learning rate under (`_iterations`; Keras 3.2:
+        # `iterations`); its learning rate becomes a variable when it is built.
+        values.clear()
+        values["key"] = key
+        kept = [inner.iterations, _flavour.learning_rate_variable(inner)]
+        for name, child in inner._trackable_children().items():
+            if any(child is variable for variable in kept if variable is not None):
+                values[name] = _ValueOf(child)
+    own = {name: value for name, value in values.items() if name != "key"}
+    return with_inner_class_mark(optimizer, {**children, **own})
+
+
+class _OtherClassInner(_flavour.Trackable):
+    """The inner optimizer, as seen by a restore of a checkpoint that another optimizer class wrote.
+
+    TF 2.4 matched slots by name, so restoring an LSO(SGD with momentum) checkpoint into an LSO(Adam)
+    restored the step count and learning rate and left Adam's slots at zero. Keras 3 matches slots by
+    position and would load SGD's momentum as Adam's first moment; this restores what TF 2.4 did, and warns.
+    """
+
+    def __init__(self, inner: Any, restore: tuple[int, str]) -> None:
+        self._inner, self.restore, self._written, self._warned = inner, restore, restore[1], False
+
+    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
+        if name == "_variables":
+            return _OtherClassPositions(self)
+        if name in ("_iterations", "_learning_rate"):
+            return self._inner._trackable_children().get(name)
+        return None  # lists of slots by kind (`momentums`) or of model variables: restored elsewhere or not at all
+
+    def kept_by_position(self, index: int) -> Any:
+        """The inner optimizer's variable at `index` if it is one TF 2.4 would restore (the count, learning rate)."""
+        kept = [self._inner.iterations, _flavour.learning_rate_variable(self._inner)]
+        variables = list(self._inner._variables)
+        if index < len(variables) and any(variables[index] is variable for variable in kept):
+            return variables[index]
+        self._warn_once()
+        return None
+
+    def _warn_once(self) -> None:
+        if not self._warned:
+            self._warned = True
+            warn_slots_not_restored(f"the slot variables of the {self._written} that wrote it", self._inner)
+
+
+class _OtherClassPositions(_flavour.Trackable):
+    """The inner optimizer's `_variables` list, for `_OtherClassInner`."""
+
+    def __init__(self, owner: _OtherClassInner) -> None:
+        self._owner = owner
+
+    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
+        return self._owner.kept_by_position(int(name)) if name.isdigit() else None

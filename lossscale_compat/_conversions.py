@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import tensorflow as tf
@@ -52,6 +53,28 @@ def _translate_object(loss_scale: Any, multiplier_prefix: str) -> _translation.M
 
 class NestedLossScaleOptimizerError(TypeError, AttributeError):
     """Wrapping a LossScaleOptimizer in another: a TypeError now, an AttributeError in TF 2.4."""
+
+
+def check_scale_arguments(initial_scale: Any, dynamic_growth_steps: Any) -> None:
+    """Raises TF 2.4's error type for a scale that is not a number, saying so; warns where TF 2.4 truncated silently."""
+    checks = [
+        (float, initial_scale, '"initial_scale" must be a number, such as 32768.0 or 2**15'),
+        (int, dynamic_growth_steps, '"dynamic_growth_steps" must be a whole number of steps, such as 2000'),
+    ]
+    for convert, value, expected in checks:
+        if value is None:
+            continue
+        try:
+            convert(value)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{expected}, but got: {value!r} ({error}).") from None
+    if isinstance(dynamic_growth_steps, float) and not dynamic_growth_steps.is_integer():
+        warnings.warn(
+            f"dynamic_growth_steps={dynamic_growth_steps!r} is not a whole number of steps; it is used as "
+            f"{int(dynamic_growth_steps)}, as TF 2.4 did. Pass an int to silence this warning.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def check_not_nested(inner_optimizer: Any) -> None:

@@ -28,6 +28,7 @@ class KerasLossScaleOptimizer(
         self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None, dynamic_growth_steps: Any = None
     ):
         _conversions.check_not_nested(inner_optimizer)
+        _conversions.check_scale_arguments(initial_scale, dynamic_growth_steps)
         if _flavour.is_legacy_keras_optimizer(inner_optimizer):
             kwargs = {"dynamic": dynamic, "initial_scale": initial_scale, "dynamic_growth_steps": dynamic_growth_steps}
             # In legacy mode `tf.keras.mixed_precision.LossScaleOptimizer` is this class; Keras 2's own is elsewhere.
@@ -72,6 +73,10 @@ class KerasLossScaleOptimizer(
     def skipped_steps(self) -> tf.Variable:
         """How many steps were skipped for non-finite gradients (checkpointed; not in `.keras` files)."""
         return self._skipped_steps
+
+    def _trackable_children(self, save_type: Any = "checkpoint", **kwargs: Any) -> Any:
+        children = super()._trackable_children(save_type, **kwargs)
+        return _checkpoint.with_inner_class_mark(self, children) if save_type == "checkpoint" else children
 
     @classmethod
     def from_config(cls, config: dict, custom_objects: Any = None) -> KerasLossScaleOptimizer:

@@ -95,6 +95,7 @@ class KerasLossScaleOptimizer(
                 f'"inner_optimizer" must be an instance of `keras.optimizers.Optimizer`, but got: {inner_optimizer}.'
             )
         _conversions.check_not_nested(inner_optimizer)
+        _conversions.check_scale_arguments(initial_scale, dynamic_growth_steps)
         if getattr(inner_optimizer, "_lossscale_compat_wrapped", False):
             raise ValueError(
                 '"inner_optimizer" is already wrapped by a LossScaleOptimizer. An optimizer can only be '
@@ -140,6 +141,12 @@ class KerasLossScaleOptimizer(
             self._track_trackable(state, name="loss_scale")
             self._track_trackable(state._current_loss_scale, name="dynamic_scale")
             self._track_trackable(state._num_good_steps, name="step_counter")
+
+    def _trackable_children(self, save_type: Any = "checkpoint", **kwargs: Any) -> Any:
+        children = super()._trackable_children(save_type, **kwargs)
+        if save_type != "checkpoint":
+            return children
+        return _checkpoint.keras3_checkpoint_children(self, children)
 
     @tf.__internal__.tracking.no_automatic_dependency_tracking
     def _set_skipped_steps(self, counter: tf.Variable) -> None:

@@ -46,6 +46,15 @@ def _attributes(optimizer: Any) -> dict[str, str]:
     return {}
 
 
+def slot_lists_of_class(optimizer: Any) -> set[str]:
+    """The attributes in which the optimizer's class keeps its slots, built or not."""
+    for cls in type(optimizer).__mro__:
+        found = {attr for (name, _), attr in SLOT_ATTRIBUTES.items() if name == cls.__name__}
+        if found:
+            return found
+    return set()
+
+
 def slot_names(optimizer: Any) -> list[str]:
     """The TF 2.4 names of the slots a built optimizer keeps."""
     return list(_attributes(optimizer))

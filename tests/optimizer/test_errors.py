@@ -238,3 +238,21 @@ def test_a_tf_checkpoint_where_keras_optimizers_are_not_trackable_is_a_clear_err
     prefix = tf.train.Checkpoint(optimizer=optimizer_entry).write(str(tmp_path / "older"))
     with pytest.raises(ValueError, match=expected):
         tf.train.Checkpoint(optimizer=optimizer).restore(prefix)
+
+
+@pytest.mark.parametrize("kwargs, error, says", [
+    ({"initial_scale": "x"}, ValueError, '"initial_scale" must be a number'),
+    ({"initial_scale": [1.0]}, TypeError, '"initial_scale" must be a number'),
+    ({"dynamic_growth_steps": "3.5"}, ValueError, '"dynamic_growth_steps" must be a whole number'),
+    ({"dynamic_growth_steps": [1]}, TypeError, '"dynamic_growth_steps" must be a whole number'),
+])
+def test_a_scale_argument_that_is_not_a_number_says_what_it_must_be(kwargs, error, says):
+    """TF 2.4's exception type (float()/int() raised it), with a message that names the argument."""
+    with pytest.raises(error, match=re.escape(says)):
+        KerasLossScaleOptimizer(tf.keras.optimizers.SGD(), **kwargs)
+
+
+def test_a_fractional_growth_steps_is_truncated_as_on_tf24_with_a_warning():
+    with pytest.warns(UserWarning, match=r"dynamic_growth_steps=1\.5 is not a whole number.*used as 1"):
+        optimizer = KerasLossScaleOptimizer(tf.keras.optimizers.SGD(), dynamic_growth_steps=1.5)
+    assert optimizer.dynamic_growth_steps == 1
