@@ -1,9 +1,9 @@
 """Records what `migrate --diff --report` prints, so that a refactor can be held to byte-identical output.
 
 Runs the CLI of the checkout it belongs to (through this interpreter's `lossscale_compat`) over the examples, the
-codemod's corpus, the given trees (an installed keras and tf_keras) and two generated big files (each alone, with
-`-j 1` and `-j 2`, so that a big file's halves are used), for both targets; writes each run's stdout, stderr,
-report and exit code under OUT. A second call with `--compare` says which files differ:
+codemod's corpus, the given trees (an installed keras and tf_keras) and three generated big files (each alone,
+with `-j 1` and `-j 2`, as one big file was once migrated in halves with two jobs), for both targets; writes each
+run's stdout, stderr, report and exit code under OUT. A second call with `--compare` says which files differ:
 
     python bench/codemod_outputs.py OUT_BEFORE --tree .../site-packages/keras --tree .../site-packages/tf_keras
     (change the code)
@@ -31,7 +31,7 @@ ONE_SITE = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimenta
 
 
 def _big_files(folder: str) -> list[str]:
-    """Writes the big files into `folder` and returns their names: each is over 256 KB, so it may be cut in halves."""
+    """Writes the big files into `folder` and returns their names: each is over 256 KB (the halves' threshold)."""
     files = {
         "many_sites.py": b"import tensorflow as tf\n" + SITE_PAIR * 2000,
         "many_names.py": ONE_SITE + b"".join(b"name_%d = %d\n" % (i, i) for i in range(20_000)),

@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        help="parallel jobs (default: number of CPUs; at most the number of files, or 2 for one big file)",
+        help="parallel jobs (default: number of CPUs; at most the number of files)",
     )
     migrate.add_argument("--stdin-filename", help="the name to report for -")
     migrate.add_argument(
@@ -111,8 +111,8 @@ def _skipped(path: str, reason: str) -> _Result:
     return _Result(path, "skipped", error=reason)
 
 
-def _process(path: str, data: bytes, target: str, workers: int = 1) -> _Result:
-    """Migrates one file's bytes in this process (a big one may use `workers` processes); never raises."""
+def _process(path: str, data: bytes, target: str) -> _Result:
+    """Migrates one file's bytes in this process; never raises."""
     try:
         if path.endswith(".ipynb"):
             from ._notebook import migrate_notebook
@@ -121,7 +121,7 @@ def _process(path: str, data: bytes, target: str, workers: int = 1) -> _Result:
         else:
             from ._engine import migrate_source
 
-            result = migrate_source(data, target, path, workers)
+            result = migrate_source(data, target, path)
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return _Result(path, "error", data, data, error=f"internal error: {type(error).__name__}: {error}")
     if result.new_findings is not None:
@@ -132,22 +132,24 @@ def _process(path: str, data: bytes, target: str, workers: int = 1) -> _Result:
     return _Result(path, result.status, data, result.new, findings, result.error)
 
 
-def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, per_file: int = 1) -> list[_Result]:
-    """Migrates the files in `jobs` processes; in one process, a big file may use `per_file` (see `_halves`)."""
+def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int) -> list[_Result]:
+    """Migrates the files in `jobs` processes."""
     if jobs <= 1 or len(tasks) < 2:
-        return [_process(path, data, target, per_file) for path, data in tasks]
+        return [_process(path, data, target) for path, data in tasks]
     import concurrent.futures
     import multiprocessing
     import signal
 
-    from ._halves import die_with_parent  # and libcst and the command, imported once here so forked workers start warm
+    from . import _engine
+
+    _engine.import_command()  # once here, so that forked workers start warm
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     results: list[_Result | None] = [None] * len(tasks)
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=min(jobs, len(tasks)),
         mp_context=context,
-        initializer=die_with_parent,
+        initializer=_die_with_parent,
         initargs=(os.getpid(),),
     ) as pool:
         futures = {pool.submit(_process, path, data, target): i for i, (path, data) in enumerate(tasks)}
@@ -168,6 +170,35 @@ def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, per_fi
                     pass
             raise
     return [r for r in results if r is not None]
+
+
+def _end_quietly(signum: int, frame: object) -> None:
+    os._exit(128 + signum)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Makes a worker process end when the run that started it ends, even by SIGKILL, and quietly on Ctrl-C."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, _end_quietly)  # Ctrl-C reaches the whole process group; the run itself reports it
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:  # where prctl is missing, and as a second guard
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _decode(data: bytes) -> str:
@@ -373,9 +404,7 @@ def _migrate_paths(paths: Sequence[str], stdin_filename: str | None, options: _O
     """Finds, reads and migrates the files under `paths`; one result for each, and for each path not read."""
     files, results = _gather(paths, options.excludes, options.gitignore)
     tasks, order = _read_all(files, stdin_filename, options.target)
-    jobs = options.jobs
-    per_file = min(jobs, 2) if len(tasks) == 1 else 1  # one file: its halves may use two of the jobs
-    done = {r.path: r for r in _process_many(tasks, options.target, min(jobs, max(len(tasks), 1)), per_file)}
+    done = {r.path: r for r in _process_many(tasks, options.target, min(options.jobs, max(len(tasks), 1)))}
     return results + [result if result is not None else done[shown] for shown, result in order]
 
 
