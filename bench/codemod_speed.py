@@ -64,8 +64,8 @@ def _many_sites(sites: int, env) -> None:
         data = b"import tensorflow as tf\n" + SITE_PAIR * (sites // 2)
         with open(path, "wb") as handle:
             handle.write(data)
-        print(f"one file, {sites:,} legacy sites, {len(data) / 1e6:.1f} MB (-j 1: one process; else halves):")
-        for mode in ("--check -j 1", "--check", "--diff", "--write"):
+        print(f"one file, {sites:,} legacy sites, {len(data) / 1e6:.1f} MB:")
+        for mode in ("--check", "--diff", "--write"):
             seconds, done = _timed(
                 [sys.executable, "-m", "lossscale_compat", "migrate", *mode.split(), path],
                 env=env,
@@ -81,8 +81,8 @@ ONE_SITE = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimenta
 def _many_names(sizes, jobs: int, env) -> None:
     """Times `--check` on one legacy line followed by many plain top-level assignments, at each of `sizes` lines.
 
-    Such a file is cut in halves (see `_halves`), whose filter once built one regex of every top-level name: the
-    time grew with the square of the size. Twice the lines should take about twice the time, with any `-j`.
+    Twice the lines should take about twice the time, with any `-j` (a filter of the big-file halves, since
+    removed, once made it grow with the square of the size when `-j` was above 1).
     """
     with tempfile.TemporaryDirectory() as tmp:
         print(f"one legacy site + many top-level names, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}:")

@@ -28,6 +28,11 @@ class FileResult:
     """`findings` placed in the new file, when `line_map` cannot say where (notebook cells)."""
 
 
+def import_command() -> None:
+    """Imports libcst and the command, which `transform_code` imports when first called."""
+    from . import migrate_loss_scale  # noqa: F401
+
+
 def transform_code(data: bytes, target: str, filename: str = "") -> tuple[bytes, bytes, list[w.Finding]]:
     """Parses `data` and runs the command; returns (libcst's print of the input, output, findings).
 
@@ -184,11 +189,8 @@ def _verify(old: bytes, new: bytes) -> None:
         raise
 
 
-def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>", workers: int = 1) -> FileResult:
-    """Migrates the bytes of one Python file; never raises for bad input, reports it instead.
-
-    With `workers` above 1, a big file may be migrated as two halves in two processes (see `_halves`).
-    """
+def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") -> FileResult:
+    """Migrates the bytes of one Python file; never raises for bad input, reports it instead."""
     if not may_match(data, target):
         return FileResult(path, "unchanged", data, data)
     import gc
@@ -201,23 +203,20 @@ def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>", 
     try:
         if not surely_matches(data) and not may_match_ast(data, target):
             return FileResult(path, "unchanged", data, data)
-        return _migrate_parsable(data, target, path, workers)
+        return _migrate_parsable(data, target, path)
     finally:
         if collecting:
             gc.enable()
 
 
-def _migrate_parsable(data: bytes, target: str, path: str, workers: int = 1) -> FileResult:
+def _migrate_parsable(data: bytes, target: str, path: str) -> FileResult:
     import libcst as cst
-
-    from . import _halves
 
     nul = nul_error(data)
     if nul:
         return FileResult(path, "error", data, data, error=nul)
     try:
-        halves = _halves.transform_in_halves(data, target, path) if workers > 1 and _halves.worth_it(data) else None
-        printed, new, findings = halves if halves is not None else transform_code(data, target, path)
+        printed, new, findings = transform_code(data, target, path)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as error:
         return FileResult(path, "error", data, data, error=f"cannot parse: {parse_error(data, error)}")
     except RecursionError:

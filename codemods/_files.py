@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import re
@@ -154,67 +155,97 @@ def walk(
     that are not regular files (FIFOs, sockets, devices), dangling links and link loops, are appended to
     `skipped` as (path, reason). A directory that cannot be listed is appended to `unreadable`, never passed over.
     """
-    rules = IgnoreRules()
     root = os.path.normpath(root)
     top = _git_root(root) or root
     start = os.path.relpath(root, top).replace(os.sep, "/")
     start = "" if start == "." else start
-    if respect_gitignore:
-        # .gitignore files from the repository root down to `root` apply too.
-        parts = start.split("/") if start else []
-        for depth in range(len(parts) + 1):
-            base = "/".join(parts[:depth])
-            rules.add(base, _read_lines(os.path.join(top, base, ".gitignore")))
-        if start and rules.ignored(start, True):
-            # A directory named explicitly is walked even if it is ignored, as a named file is processed;
-            # only its own and its descendants' .gitignore files apply below it.
-            rules = IgnoreRules()
-            rules.add(start, _read_lines(os.path.join(root, ".gitignore")))
     excluded = IgnoreRules()
     excluded.add("", list(excludes))
+    tree = _Walk(start, excluded, [] if skipped is None else skipped, [] if unreadable is None else unreadable)
+    rules = _gitignores_down_to(top, root, start) if respect_gitignore else IgnoreRules()
     stack: list[tuple[str, str, IgnoreRules]] = [(root, start, rules)]
     while stack:
         directory, rel, dir_rules = stack.pop()
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
         except OSError as error:
-            if unreadable is not None:
-                unreadable.append((directory, _cannot_list(error)))
+            tree.unreadable.append((directory, _cannot_list(error)))
             continue
         if rel != start and respect_gitignore:
-            nested = os.path.join(directory, ".gitignore")
-            if os.path.exists(nested):
-                dir_rules = dir_rules.copy()
-                dir_rules.add(rel, _read_lines(nested))
-        files, dirs = [], []
+            dir_rules = _with_own_gitignore(directory, rel, dir_rules)
+        files, dirs = tree.sort(entries, rel, dir_rules)
+        stack.extend(dirs)
+        yield from sorted(files)
+
+
+def _gitignores_down_to(top: str, root: str, start: str) -> IgnoreRules:
+    """The rules of the .gitignore files from the repository root `top` down to `root` (`start` below `top`)."""
+    rules = IgnoreRules()
+    parts = start.split("/") if start else []
+    for depth in range(len(parts) + 1):
+        base = "/".join(parts[:depth])
+        rules.add(base, _read_lines(os.path.join(top, base, ".gitignore")))
+    if start and rules.ignored(start, True):
+        # A directory named explicitly is walked even if it is ignored, as a named file is processed;
+        # only its own and its descendants' .gitignore files apply below it.
+        rules = IgnoreRules()
+        rules.add(start, _read_lines(os.path.join(root, ".gitignore")))
+    return rules
+
+
+def _with_own_gitignore(directory: str, rel: str, rules: IgnoreRules) -> IgnoreRules:
+    """`rules`, plus those of `directory`'s own .gitignore if it has one (`rel` is its path from the top)."""
+    nested = os.path.join(directory, ".gitignore")
+    if not os.path.exists(nested):
+        return rules
+    rules = rules.copy()
+    rules.add(rel, _read_lines(nested))
+    return rules
+
+
+def _skipped_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether a directory is never walked: tool caches, builds, virtual environments."""
+    return entry.name in SKIP_DIRS or entry.name.endswith(".egg-info") or _is_venv(entry.path)
+
+
+@dataclasses.dataclass
+class _Walk:
+    """What one walk holds fixed (where it started, the excludes), and where it notes the paths it does not read."""
+
+    start: str
+    excluded: IgnoreRules
+    skipped: list[tuple[str, str]]
+    unreadable: list[tuple[str, str]]
+
+    def sort(
+        self, entries: Sequence[os.DirEntry[str]], rel: str, rules: IgnoreRules
+    ) -> tuple[list[str], list[tuple[str, str, IgnoreRules]]]:
+        """Splits a directory's entries into the files to read and the directories to walk; notes the others."""
+        files: list[str] = []
+        dirs: list[tuple[str, str, IgnoreRules]] = []
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel else entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_link = entry.is_symlink()
             except OSError as error:
-                if unreadable is not None:
-                    unreadable.append((entry.path, _cannot_list(error)))
+                self.unreadable.append((entry.path, _cannot_list(error)))
                 continue
-            below = child[len(start) + 1 :] if start else child
-            if dir_rules.ignored(child, is_dir) or excluded.ignored(below, is_dir):
+            below = child[len(self.start) + 1 :] if self.start else child
+            if rules.ignored(child, is_dir) or self.excluded.ignored(below, is_dir):
                 continue
             if is_dir:
-                if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info") or _is_venv(entry.path):
-                    continue
-                dirs.append((entry.path, child, dir_rules))
+                if not _skipped_dir(entry):
+                    dirs.append((entry.path, child, rules))
             elif is_link and os.path.isdir(entry.path):
-                if skipped is not None:
-                    skipped.append((entry.path, LINK_NOT_FOLLOWED))
+                self.skipped.append((entry.path, LINK_NOT_FOLLOWED))
             elif entry.name.endswith(SUFFIXES):
-                reason = _broken_link(entry.path) if is_link else None
-                reason = reason or _not_regular(entry.path)
+                reason = (_broken_link(entry.path) if is_link else None) or _not_regular(entry.path)
                 if reason is None:
                     files.append(entry.path)
-                elif skipped is not None:
-                    skipped.append((entry.path, reason))
-        stack.extend(dirs)
-        yield from sorted(files)
+                else:
+                    self.skipped.append((entry.path, reason))
+        return files, dirs
 
 
 def _cannot_list(error: OSError) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -57,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        help="parallel jobs (default: number of CPUs; at most the number of files, or 2 for one big file)",
+        help="parallel jobs (default: number of CPUs; at most the number of files)",
     )
     migrate.add_argument("--stdin-filename", help="the name to report for -")
     migrate.add_argument(
@@ -110,8 +111,8 @@ def _skipped(path: str, reason: str) -> _Result:
     return _Result(path, "skipped", error=reason)
 
 
-def _process(path: str, data: bytes, target: str, workers: int = 1) -> _Result:
-    """Migrates one file's bytes in this process (a big one may use `workers` processes); never raises."""
+def _process(path: str, data: bytes, target: str) -> _Result:
+    """Migrates one file's bytes in this process; never raises."""
     try:
         if path.endswith(".ipynb"):
             from ._notebook import migrate_notebook
@@ -120,7 +121,7 @@ def _process(path: str, data: bytes, target: str, workers: int = 1) -> _Result:
         else:
             from ._engine import migrate_source
 
-            result = migrate_source(data, target, path, workers)
+            result = migrate_source(data, target, path)
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return _Result(path, "error", data, data, error=f"internal error: {type(error).__name__}: {error}")
     if result.new_findings is not None:
@@ -131,22 +132,24 @@ def _process(path: str, data: bytes, target: str, workers: int = 1) -> _Result:
     return _Result(path, result.status, data, result.new, findings, result.error)
 
 
-def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, per_file: int = 1) -> list[_Result]:
-    """Migrates the files in `jobs` processes; in one process, a big file may use `per_file` (see `_halves`)."""
+def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int) -> list[_Result]:
+    """Migrates the files in `jobs` processes."""
     if jobs <= 1 or len(tasks) < 2:
-        return [_process(path, data, target, per_file) for path, data in tasks]
+        return [_process(path, data, target) for path, data in tasks]
     import concurrent.futures
     import multiprocessing
     import signal
 
-    from ._halves import die_with_parent  # and libcst and the command, imported once here so forked workers start warm
+    from . import _engine
+
+    _engine.import_command()  # once here, so that forked workers start warm
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     results: list[_Result | None] = [None] * len(tasks)
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=min(jobs, len(tasks)),
         mp_context=context,
-        initializer=die_with_parent,
+        initializer=_die_with_parent,
         initargs=(os.getpid(),),
     ) as pool:
         futures = {pool.submit(_process, path, data, target): i for i, (path, data) in enumerate(tasks)}
@@ -167,6 +170,35 @@ def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, per_fi
                     pass
             raise
     return [r for r in results if r is not None]
+
+
+def _end_quietly(signum: int, frame: object) -> None:
+    os._exit(128 + signum)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Makes a worker process end when the run that started it ends, even by SIGKILL, and quietly on Ctrl-C."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, _end_quietly)  # Ctrl-C reaches the whole process group; the run itself reports it
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch() -> None:  # where prctl is missing, and as a second guard
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def _decode(data: bytes) -> str:
@@ -307,39 +339,88 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + 2  # as a shell reports SIGINT
 
 
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    """The command line's choices, with the configuration's where the command line leaves one out."""
+
+    target: str
+    out_format: str
+    excludes: list[str]
+    gitignore: bool
+    jobs: int
+
+
+def _options(args: argparse.Namespace, stderr: TextIO) -> _Options:
+    """Reads `[tool.lossscale-compat]` and merges it with `args`; raises ValueError or TypeError for a bad value."""
+    config = _config(args, stderr)
+    target = args.target or str(config.get("target", "keras3"))
+    if target not in TARGETS:
+        raise ValueError(f"`target` must be one of {', '.join(map(repr, TARGETS))}, got {target!r}")
+    out_format = args.format or str(config.get("format", "text"))
+    if out_format not in ("text", "json", "github"):
+        raise ValueError(f"`format` must be 'text', 'json' or 'github', got {out_format!r}")
+    excludes = _patterns(config, "exclude") + _patterns(config, "extend-exclude") + args.exclude
+    gitignore = args.gitignore if args.gitignore is not None else bool(config.get("respect-gitignore", True))
+    jobs = _jobs(args, config)
+    if args.report is not None:
+        _check_report_path(args.report)
+    return _Options(target, out_format, excludes, gitignore, jobs)
+
+
+def _paths_error(paths: Sequence[str]) -> str | None:
+    """Says what is wrong with the paths given, or None."""
+    if not paths:
+        return "no paths given. Instead, pass files, directories or -."
+    if paths.count("-") > 1 or ("-" in paths and len(paths) > 1):
+        return "- (stdin) must be the only path."
+    return None
+
+
 def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list[str]) -> int:
     """Runs the parsed command line; appends each file it writes to `written` as it writes it."""
     try:
-        config = _config(args, stderr)
-        target = args.target or str(config.get("target", "keras3"))
-        if target not in TARGETS:
-            raise ValueError(f"`target` must be one of {', '.join(map(repr, TARGETS))}, got {target!r}")
-        out_format = args.format or str(config.get("format", "text"))
-        if out_format not in ("text", "json", "github"):
-            raise ValueError(f"`format` must be 'text', 'json' or 'github', got {out_format!r}")
-        excludes = _patterns(config, "exclude") + _patterns(config, "extend-exclude") + args.exclude
-        gitignore = args.gitignore if args.gitignore is not None else bool(config.get("respect-gitignore", True))
-        jobs = _jobs(args, config)
-        if args.report is not None:
-            _check_report_path(args.report)
+        options = _options(args, stderr)
     except (ValueError, TypeError) as error:
         print(f"lossscale-compat: error: {error}", file=stderr)
         return EXIT_ERROR
     mode = args.mode or "diff"
-    if not args.paths:
-        print("lossscale-compat: error: no paths given. Instead, pass files, directories or -.", file=stderr)
+    paths_error = _paths_error(args.paths)
+    if paths_error is not None:
+        print(f"lossscale-compat: error: {paths_error}", file=stderr)
         return EXIT_ERROR
-    if args.paths.count("-") > 1 or ("-" in args.paths and len(args.paths) > 1):
-        print("lossscale-compat: error: - (stdin) must be the only path.", file=stderr)
+    results = _migrate_paths(args.paths, args.stdin_filename, options)
+    stdin_mode = args.paths == ["-"]
+    if not stdin_mode and not args.write_link_targets:
+        _refuse_outside_links(results, args.paths, mode)
+    if mode == "write":
+        _write_back(results, stdin_mode, written, stderr)
+    _print(results, mode, options.out_format, options.target, stdout, stderr, stdin_mode)
+    if args.report is not None and not _write_report(args.report, results, mode, options.target, stderr):
         return EXIT_ERROR
+    return _exit_code(results, mode)
 
-    files, results = _gather(args.paths, excludes, gitignore)
+
+def _migrate_paths(paths: Sequence[str], stdin_filename: str | None, options: _Options) -> list[_Result]:
+    """Finds, reads and migrates the files under `paths`; one result for each, and for each path not read."""
+    files, results = _gather(paths, options.excludes, options.gitignore)
+    tasks, order = _read_all(files, stdin_filename, options.target)
+    done = {r.path: r for r in _process_many(tasks, options.target, min(options.jobs, max(len(tasks), 1)))}
+    return results + [result if result is not None else done[shown] for shown, result in order]
+
+
+def _read_all(
+    files: Sequence[str], stdin_filename: str | None, target: str
+) -> tuple[list[tuple[str, bytes]], list[tuple[str, _Result | None]]]:
+    """Reads each file (`-` is stdin): (the (name, bytes) to migrate, each name in order with its result if known).
+
+    A file that cannot be read, or whose bytes the prefilter rules out, has its result already.
+    """
     from ._engine import may_match
 
     tasks: list[tuple[str, bytes]] = []
     order: list[tuple[str, _Result | None]] = []
     for path in files:
-        shown = (args.stdin_filename or "-") if path == "-" else path
+        shown = (stdin_filename or "-") if path == "-" else path
         try:
             data = sys.stdin.buffer.read() if path == "-" else _write.read_regular(path)
         except _write.NotRegular as error:
@@ -353,29 +434,33 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
             order.append((shown, None))
         else:
             order.append((shown, _Result(shown, "unchanged", data, data)))
-    per_file = min(jobs, 2) if len(tasks) == 1 else 1  # one file: its halves may use two of the jobs
-    done = {r.path: r for r in _process_many(tasks, target, min(jobs, max(len(tasks), 1)), per_file)}
-    results += [result if result is not None else done[shown] for shown, result in order]
+    return tasks, order
 
-    stdin_mode = args.paths == ["-"]
-    if not stdin_mode and not args.write_link_targets:
-        _refuse_outside_links(results, args.paths, mode)
-    if mode == "write":
-        if not stdin_mode:
-            _write_all(results, written, stderr)
-        elif results:  # what a filter writes back: the input unchanged when it cannot be migrated
-            result = results[0]
-            sys.stdout.buffer.write(result.old if result.status == "error" else result.new)
-            sys.stdout.buffer.flush()
-    _print(results, mode, out_format, target, stdout, stderr, stdin_mode)
-    if args.report is not None:
-        try:
-            with open(args.report, "w", encoding="utf-8") as handle:
-                json.dump(_report(results, mode, target), handle, indent=2)
-                handle.write("\n")
-        except OSError as error:
-            print(f"lossscale-compat: error: --report {args.report}: cannot write: {error.strerror}", file=stderr)
-            return EXIT_ERROR
+
+def _write_back(results: Sequence[_Result], stdin_mode: bool, written: list[str], stderr: TextIO) -> None:
+    """Writes the changed files, or, from stdin, the output (the input unchanged when it cannot be migrated)."""
+    if not stdin_mode:
+        _write_all(results, written, stderr)
+    elif results:  # what a filter writes back
+        result = results[0]
+        sys.stdout.buffer.write(result.old if result.status == "error" else result.new)
+        sys.stdout.buffer.flush()
+
+
+def _write_report(path: str, results: Sequence[_Result], mode: str, target: str, stderr: TextIO) -> bool:
+    """Writes the JSON report to `path`; says why not and returns False when it cannot."""
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(_report(results, mode, target), handle, indent=2)
+            handle.write("\n")
+    except OSError as error:
+        print(f"lossscale-compat: error: --report {path}: cannot write: {error.strerror}", file=stderr)
+        return False
+    return True
+
+
+def _exit_code(results: Sequence[_Result], mode: str) -> int:
+    """Error if any file failed; pending if one needs a person or, before `--write`, would change; else clean."""
     if any(r.status == "error" for r in results):
         return EXIT_ERROR
     if any(r.needs_person() for r in results) or (mode != "write" and any(r.status == "changed" for r in results)):

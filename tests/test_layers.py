@@ -16,7 +16,7 @@ ROOTS = {"lossscale_compat": PACKAGE, "lossscale_compat.codemods": CODEMODS}
 # The codemod's layers, top first: a module imports only from its own layer or the ones below it.
 CODEMOD_LAYERS = {
     "cli": {"cli"},
-    "engine": {"_engine", "_halves", "_notebook"},
+    "engine": {"_engine", "_notebook"},
     "command": {"migrate_loss_scale", "_import_plan"},
     "rules": {
         "rules",

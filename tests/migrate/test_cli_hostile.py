@@ -94,8 +94,8 @@ def test_jobs_zero_is_rejected_and_jobs_are_capped(tmp_path, monkeypatch):
     assert (tmp_path / "a.py").read_bytes() == LEGACY
     started = []
 
-    def record(tasks, target, jobs, per_file):
-        started.append((jobs, per_file))
+    def record(tasks, target, jobs):
+        started.append(jobs)
         return [cli._Result(path, "unchanged", data, data) for path, data in tasks]
 
     monkeypatch.setattr(cli, "_cores", lambda: 2)
@@ -105,8 +105,8 @@ def test_jobs_zero_is_rejected_and_jobs_are_capped(tmp_path, monkeypatch):
         (tmp_path / f"b{i}.py").write_bytes(LEGACY)
     cli.main(["migrate", "--check", "-j", "1000", str(tmp_path)])
     cli.main(["migrate", "--check", "-j", "3", str(tmp_path)])
-    # the number of files (a lone file may be migrated in halves), 2 x the cores, as asked
-    assert started == [(1, 2), (4, 1), (3, 1)]
+    # the number of files, 2 x the cores, as asked
+    assert started == [1, 4, 3]
 
 
 def test_file_edited_during_the_run_is_left_alone(tmp_path, monkeypatch, capsys):
@@ -114,8 +114,8 @@ def test_file_edited_during_the_run_is_left_alone(tmp_path, monkeypatch, capsys)
     path.write_bytes(LEGACY)
     real = cli._process
 
-    def process_then_edit(name, data, target, workers):  # someone saves the file while it is migrated
-        result = real(name, data, target, workers)
+    def process_then_edit(name, data, target):  # someone saves the file while it is migrated
+        result = real(name, data, target)
         with open(path, "ab") as handle:
             handle.write(b"x = 1\n")
         return result
@@ -288,14 +288,14 @@ def _running(pid):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads process children from Linux's /proc")
-@pytest.mark.parametrize(("files", "started"), [(4, 2), (1, 1)], ids=["pool", "halves of one big file"])
+@pytest.mark.parametrize(("files", "started"), [(4, 2)], ids=["pool"])
 def test_workers_end_when_the_run_is_killed(tmp_path, files, started):
     import signal
     import time
 
     site = b"opts.append(tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic'))\n"
     for i in range(files):
-        (tmp_path / f"big{i}.py").write_bytes(b"import tensorflow as tf\n" + site * 3200)  # over 256 KB: in halves
+        (tmp_path / f"big{i}.py").write_bytes(b"import tensorflow as tf\n" + site * 3200)
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     run_ = subprocess.Popen(
         [sys.executable, "-m", "lossscale_compat", "migrate", "--check", "-j", "2", str(tmp_path)],
