@@ -78,10 +78,14 @@ class PolicyRule(SiteScan):
             self._row_rule(site) == "set_policy"
             and isinstance(call := self._parent(site), cst.Call)
             and call.func is site
-            and not (call.args and isinstance(call.args[0].value, (cst.Name, cst.Attribute)))
+            and (not call.args or string_value(call.args[0].value) is not None)
             for site in decisions
         )
-        if builds and not sets_by_name and all(isinstance(edit, NewName) and edit.note == w.POLICY_FALLBACK_NOTE for edit in builds):
+        if (
+            builds
+            and not sets_by_name
+            and all(isinstance(edit, NewName) and edit.note == w.POLICY_FALLBACK_NOTE for edit in builds)
+        ):
             return
         for read in reads:
             self._warn(read, w.POLICY_LOSS_SCALE)
