@@ -74,8 +74,8 @@ class ImportPlanning(SiteScan):
                 if not new_names:
                     self._import_actions[alias] = None
                     continue
-                if len(new_names) != 1:
-                    self._blocked_bindings.add(name)
+                if len(new_names) != 1:  # every use rewritten, to names of more than one module: each spelled in full
+                    self._import_actions[alias] = None
                     continue
                 new = next(iter(new_names))
                 module, _, short = new.rpartition(".")
