@@ -268,8 +268,8 @@ MESSAGES = {
         "the experimental API."
     ),
     MODULE_FALLBACK_NOTE: (
-        "This import names TF 2.4's `tf.keras.mixed_precision.experimental` module (or its private spelling), which "
-        "is gone, and some of its uses have no modern rewrite, so it now imports `lossscale_compat.keras_experimental`"
+        "This import names TF 2.4's `tf.keras.mixed_precision.experimental` module, which is gone, and some of its "
+        "uses have no modern rewrite, so it now imports `lossscale_compat.keras_experimental`"
         " under the same name: TF 2.4's `LossScaleOptimizer`, `Policy`, `set_policy`, `global_policy` and "
         "`get_layer_policy`, with TF 2.4's behaviour (a `Policy` keeps its `loss_scale`)."
     ),

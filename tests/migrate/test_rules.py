@@ -1117,3 +1117,35 @@ def test_local_aliases_of_two_functions_of_one_name_stay_apart():
             model.compile(tf.keras.mixed_precision.LossScaleOptimizer(opt))
         """,
     )
+
+
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_module_alias_with_uses_left_goes_to_lossscale_compats_module(target):
+    """A use with no rule keeps the alias; the alias then names lossscale_compat.keras_experimental (LSC137)."""
+    new, codes = migrate(
+        """\
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+
+        class Scaled(mixed_precision.LossScaleOptimizer):
+            pass
+
+
+        mixed_precision.set_policy('mixed_float16')
+        """,
+        target,
+    )
+    assert new.startswith("from lossscale_compat import keras_experimental as mixed_precision\n")
+    assert "class Scaled(mixed_precision.LossScaleOptimizer):" in new
+    assert "mixed_precision.set_global_policy('mixed_float16')" in new
+    assert codes == [w.MODULE_FALLBACK_NOTE, w.UNSUPPORTED_USE]
+
+
+def test_module_alias_with_a_use_outside_lossscale_compats_module_stays_warned():
+    source = """\
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+        print(mixed_precision.__name__)
+        """
+    new, codes = migrate(source)
+    assert new == textwrap.dedent(source)
+    assert w.IMPORT_KEPT in codes
