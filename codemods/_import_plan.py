@@ -30,17 +30,46 @@ class ImportPlanning(SiteScan):
                 self._warn(statement, w.IMPORT_KEPT)
 
     def _warn_kept_imports(self, decisions: dict[Expr, SiteEdit]) -> None:
-        """Warns on each import of a TF 2.4 name that stays because some use of it was left alone."""
+        """Warns on each import of a TF 2.4 name that stays because some use of it was left alone, or moves a
+        module alias to lossscale_compat's module of the same names."""
         covered = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
         covered |= {root_of(node) for node in self._folded}
-        for name, (qualified, statement, _alias) in self._bindings.items():
+        for name, (qualified, statement, alias) in self._bindings.items():
             if qualified not in _mapping.LEGACY_MODULES and qualified not in _mapping.BY_OLD_NAME:
                 continue
             if qualified.startswith("tensorflow.compat.v1."):
                 continue  # TensorFlow still ships its v1 compat API; the import resolves
             references = [ref.node for access in self._global[name] for ref in access.references]
-            if any(node not in covered for node in references):
+            left = [node for node in references if node not in covered]
+            if left and self._to_module_fallback(qualified, statement, alias, left):
+                self._warn(statement, w.MODULE_FALLBACK_NOTE)
+            elif left:
                 self._warn(statement, w.IMPORT_KEPT)
+
+    def _to_module_fallback(
+        self, qualified: str, statement: cst.CSTNode, alias: cst.ImportAlias | None, left: list[cst.CSTNode]
+    ) -> bool:
+        """Moves `from <TF 2.4's keras ...mixed_precision> import experimental as x` to lossscale_compat's module of
+        the same names, when every use left on it reads one of them (`x.Policy`, ...). Returns whether it did."""
+        if not (
+            qualified in _mapping.KERAS_EXPERIMENTAL_MODULES
+            and isinstance(statement, cst.ImportFrom)
+            and alias is not None
+            and not self.is_suppressed(statement)
+        ):
+            return False
+        for node in left:
+            user = self._parent(node)
+            if not (
+                isinstance(user, cst.Attribute)
+                and user.value is node
+                and user.attr.value in _mapping.KERAS_EXPERIMENTAL_NAMES
+            ):
+                return False
+        module, _, short = _mapping.KERAS_EXPERIMENTAL_FALLBACK.rpartition(".")
+        local = full_name(alias.asname.name if alias.asname is not None else alias.name) or short
+        self._import_actions[alias] = (module, short, local)
+        return True
 
     def _site_binding(self, site: Expr) -> str | None:
         """Returns the module-level from-import binding a bare-name site uses, if any."""
@@ -74,8 +103,8 @@ class ImportPlanning(SiteScan):
                 if not new_names:
                     self._import_actions[alias] = None
                     continue
-                if len(new_names) != 1:
-                    self._blocked_bindings.add(name)
+                if len(new_names) != 1:  # every use rewritten, to names of more than one module: each spelled in full
+                    self._import_actions[alias] = None
                     continue
                 new = next(iter(new_names))
                 module, _, short = new.rpartition(".")

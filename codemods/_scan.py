@@ -143,7 +143,9 @@ class SiteCollector:
         if node.attr.value == "loss_scale" and isinstance(node.value, cst.Call):
             names = self.command.qualified(node.value.func)
             if any(name.endswith(".global_policy") and name in _mapping.BY_OLD_NAME for name in names):
-                self.command._warn(node, w.POLICY_LOSS_SCALE)  # a modern policy has no loss scale
+                self.command._policy_scale_reads.append(node)  # warned unless the policies set here keep one
+        elif node.attr.value == "loss_scale" and isinstance(node.value, cst.Name) and not optimizer_like(node.value):
+            self.command._policy_scale_reads.append(node)  # a Policy's, if the name is bound to a Policy call
         if (
             node.attr.value == "loss_scale"
             and isinstance(node.value, cst.Attribute)

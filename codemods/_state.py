@@ -40,6 +40,7 @@ class CommandState:
     _loops: list[cst.Call]
     _optimizer_scale_reads: list[cst.Attribute]
     _other_scale_reads: list[cst.Attribute]
+    _policy_scale_reads: list[cst.Attribute]
     _tf1_consumers: set[cst.Call]
     _shim_calls: set[cst.Call]
     _folded: set[cst.CSTNode]

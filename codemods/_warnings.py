@@ -40,6 +40,13 @@ SCALE_READ_NOT_PROVEN = "LSC130"
 POLICY_NO_LOSS_SCALE = "LSC131"
 CLASS_SHIM_NOTE = "LSC132"
 UNTRACED_LOOP_NOTE = "LSC133"
+# Sites no modern rewrite can be proven for, moved to a lossscale_compat run-time fallback (issue 25).
+GRAPH_REWRITE_FALLBACK_NOTE = "LSC134"
+POLICY_FALLBACK_NOTE = "LSC135"
+CLASS_CHECK_FALLBACK_NOTE = "LSC136"
+MODULE_FALLBACK_NOTE = "LSC137"
+CONFIG_EQUIVALENCE_NOTE = "LSC138"
+CONFIG_COMPARED = "LSC139"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -239,6 +246,44 @@ MESSAGES = {
         "lossscale_compat's `LossScaleOptimizer`/`KerasLossScaleOptimizer`. Check the object is one of "
         "them (not a project's own class with these method names)."
     ),
+    GRAPH_REWRITE_FALLBACK_NOTE: (
+        "This optimizer is not provably a Keras or a TF1 one, so the call now uses "
+        "`lossscale_compat.enable_mixed_precision_graph_rewrite` with the same arguments, which chooses as TF 2.4 did "
+        "when called: a TF1 optimizer gets `tf.compat.v1`'s rewrite; a Keras one is wrapped in lossscale_compat's "
+        "`LossScaleOptimizer` (TF 2.4's numbers: `iterations` counts skipped steps, `loss_scale` and "
+        "`get_scaled_loss` stay) and the grappler rewrite is turned on. Once the kind is known, write "
+        "`keras.mixed_precision.LossScaleOptimizer(opt)` for a Keras optimizer."
+    ),
+    POLICY_FALLBACK_NOTE: (
+        "A modern policy has no `loss_scale`, and this one cannot be dropped provably (a loss scale known only at "
+        "run time or other than the default, or a `loss_scale` read of the policy), so the call now builds "
+        "`lossscale_compat.Policy` with the same arguments: the modern policy of that name, which keeps TF 2.4's "
+        "`loss_scale`, and `compile` of a model under it wraps the optimizer with that loss scale as TF 2.4 did "
+        "(lossscale_compat's class, whose `iterations` counts skipped steps). Other models keep the target's rule."
+    ),
+    CLASS_CHECK_FALLBACK_NOTE: (
+        "This `isinstance`/`issubclass` checks TF 2.4's experimental `LossScaleOptimizer`, which is gone, so it now "
+        "checks `lossscale_compat.AnyLossScaleOptimizer`: true for the target's `LossScaleOptimizer` and "
+        "lossscale_compat's classes. Unlike TF 2.4's class, it is also true for a loss-scale optimizer not built by "
+        "the experimental API."
+    ),
+    MODULE_FALLBACK_NOTE: (
+        "This import names TF 2.4's `tf.keras.mixed_precision.experimental` module, which is gone, and some of its "
+        "uses have no modern rewrite, so it now imports `lossscale_compat.keras_experimental`"
+        " under the same name: TF 2.4's `LossScaleOptimizer`, `Policy`, `set_policy`, `global_policy` and "
+        "`get_layer_policy`, with TF 2.4's behaviour (a `Policy` keeps its `loss_scale`)."
+    ),
+    CONFIG_EQUIVALENCE_NOTE: (
+        "Comparing two loss-scale optimizers' `get_config()` with `==` fails on Keras 3 (each optimizer has a unique "
+        "name, and the modern config spells the loss scale differently), so the comparison now calls "
+        "`lossscale_compat.testing.assert_config_equivalent(a, b)`, which passes when both build the same optimizer."
+    ),
+    CONFIG_COMPARED: (
+        "This compares two loss-scale optimizers' `get_config()` with `==`, which fails on Keras 3 (unique "
+        "optimizer names, modern loss-scale keys), and it is not an `assert` statement the codemod can rewrite. "
+        "Instead, call `lossscale_compat.testing.assert_config_equivalent(a, b)`, or compare "
+        "`lossscale_compat.config_differences(a, b)` with `[]`."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -272,6 +317,11 @@ NOTE_CODES = frozenset(
         ESCAPING_SHIM_NOTE,
         CLASS_SHIM_NOTE,
         UNTRACED_LOOP_NOTE,
+        GRAPH_REWRITE_FALLBACK_NOTE,
+        POLICY_FALLBACK_NOTE,
+        CLASS_CHECK_FALLBACK_NOTE,
+        MODULE_FALLBACK_NOTE,
+        CONFIG_EQUIVALENCE_NOTE,
     }
 )
 

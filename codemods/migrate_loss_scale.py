@@ -210,6 +210,7 @@ class MigrateLossScaleCommand(
         loops: list[cst.Call] = []
         self._optimizer_scale_reads: list[cst.Attribute] = []
         self._other_scale_reads: list[cst.Attribute] = []
+        self._policy_scale_reads: list[cst.Attribute] = []
         self._tf1_consumers: set[cst.Call] = set()  # graph rewrites kept for TF1 (or of an unknown optimizer)
         self._shim_calls: set[cst.Call] = set()
         SiteCollector(self, sites, loops).run(*self._scanned)
@@ -239,6 +240,7 @@ class MigrateLossScaleCommand(
         self._plan_local_aliases(decisions)
         self._plan_drops()
         self._warn_kept_imports(decisions)
+        self._warn_global_scale_reads(decisions)
         self._mark_path()
         return True
 
@@ -355,6 +357,8 @@ class MigrateLossScaleCommand(
             if isinstance(parent, cst.Assign) and parent.value is site:
                 # `wrapper_class = LossScaleOptimizer`, called with TF 2.4's arguments
                 return NewName(row.shim, w.CLASS_SHIM_NOTE)
+            if self._class_checked(site):
+                return NewName(row.fallback, w.CLASS_CHECK_FALLBACK_NOTE)  # `isinstance(x, <the class>)`
             raise Unsafe(w.UNSUPPORTED_USE)
         return self._decide_wrap(call, self._bound(call, row), row)
 
@@ -363,6 +367,8 @@ class MigrateLossScaleCommand(
             raise Unsafe(w.UNSUPPORTED_USE)
         bound = self._bound(call, row)
         kind = _tf1.optimizer_kind(self, bound["opt"].value, call)
+        if kind is None and self._decided_when_called(bound):
+            return NewName(row.fallback, w.GRAPH_REWRITE_FALLBACK_NOTE)  # TF 2.4's choice by kind, made when called
         if kind != _tf1.KERAS:
             self._tf1_consumers.add(call)
             if kind is None:

@@ -26,6 +26,10 @@ class Rename:
     """What a person should know when the rewrite is not a plain rename."""
     rule: str = "rename"
     """How the codemod rewrites a use: one of `RULES`."""
+    fallback: str | None = None
+    """The `lossscale_compat` run-time fallback (`lossscale_compat._runtime`) a use becomes where no rewrite to the
+    modern API can be proven: it keeps TF 2.4's behaviour and decides when called what the codemod cannot decide
+    when editing (a graph rewrite's optimizer kind, a Policy's loss scale, an `isinstance` check)."""
 
 
 # Every namespace in which TF 2.4 exported the three LossScale classes (reference §1.1).
@@ -123,6 +127,7 @@ RENAMES: tuple[Rename, ...] = (
             shim="lossscale_compat.LossScaleOptimizer",
             note="The `loss_scale` argument is folded into the modern keyword arguments.",
             rule="loss_scale_optimizer",
+            fallback="lossscale_compat.AnyLossScaleOptimizer",
         )
         for namespace in _KERAS_EXPERIMENTAL
     ),
@@ -137,6 +142,7 @@ RENAMES: tuple[Rename, ...] = (
                 shim=None,
                 note="A Policy no longer carries a loss scale; it moves to the LossScaleOptimizer.",
                 rule="policy",
+                fallback="lossscale_compat.Policy",
             ),
             Rename(
                 old=f"{namespace}.set_policy",
@@ -168,6 +174,7 @@ RENAMES: tuple[Rename, ...] = (
             shim=None,
             note=("The graph rewrite is gone: wrap the optimizer explicitly and set a `mixed_float16` policy."),
             rule="graph_rewrite",
+            fallback="lossscale_compat.enable_mixed_precision_graph_rewrite",
         )
         for namespace in _GRAPH_REWRITE_NAMESPACES
     ),
@@ -199,6 +206,16 @@ RENAMES: tuple[Rename, ...] = (
 )
 
 BY_OLD_NAME = {rename.old: rename for rename in RENAMES}
+
+KERAS_EXPERIMENTAL_FALLBACK = "lossscale_compat.keras_experimental"
+"""A module object with TF 2.4's `tf.keras.mixed_precision.experimental` names, for the leftover uses of a module
+alias (`from tensorflow.keras.mixed_precision import experimental as mixed_precision`) the codemod cannot rewrite."""
+
+KERAS_EXPERIMENTAL_MODULES: tuple[str, ...] = _KERAS_EXPERIMENTAL[:3]
+"""The public TF 2.4 modules `KERAS_EXPERIMENTAL_FALLBACK` stands in for."""
+
+KERAS_EXPERIMENTAL_NAMES = ("LossScaleOptimizer", "Policy", "set_policy", "global_policy", "get_layer_policy")
+"""What `KERAS_EXPERIMENTAL_FALLBACK` holds (`lossscale_compat._runtime.keras_experimental`)."""
 
 # Modules that only exist in the TF 2.4 spelling; an import of one is removed once unused.
 LEGACY_MODULES: tuple[str, ...] = tuple(

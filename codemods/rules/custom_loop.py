@@ -88,7 +88,7 @@ class CustomLoopRule(SiteScan):
             if code is not None:
                 self._warn(call, code)
         for site, edit in list(decisions.items()):
-            if isinstance(edit, (Wrap, FixedFactor)) and edit.row.rule == "loss_scale_optimizer":
+            if isinstance(edit, (Wrap, FixedFactor)):  # a LossScaleOptimizer call, or a graph rewrite's wrap
                 wrap = Wrap(edit.call, edit.opt, edit.scale, LOOP_SHIM, edit.row)
                 decisions[site] = ShimWrap(wrap, w.LOOP_SHIM_NOTE)
         return True

@@ -33,6 +33,8 @@ SHIM_INSTEAD = frozenset(
     }
 )
 
+_CLASS_CHECKS = frozenset({"isinstance", "issubclass"})
+
 # TF 2.4's non-experimental class, ours: the modern keyword arguments with TF 2.4's custom-loop contract.
 LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
 
@@ -132,6 +134,25 @@ class OptimizerRule(SiteScan):
         return all(
             not arg.star and (arg.keyword is None or arg.keyword.value != "loss_scale_factor") for arg in node.args
         )
+
+    def _class_checked(self, site: Expr) -> bool:
+        """Whether `site` is the class (alone, or in a tuple) that the built-in `isinstance`/`issubclass` checks."""
+        parent = self._parent(site)
+        if isinstance(parent, cst.Element) and isinstance(tuple_ := self._parent(parent), cst.Tuple):
+            parent = self._parent(tuple_)
+        call = self._parent(parent) if isinstance(parent, cst.Arg) else None
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in _CLASS_CHECKS
+            and len(call.args) == 2
+            and call.args[1] is parent
+            and parent.keyword is None
+            and not parent.star
+        ):
+            return False
+        scope = self._scopes.get(call.func) or self._global
+        return all(isinstance(binding, BuiltinBinding) for binding in scope[call.func.value])
 
     def _source_of(self, key: str, value: object, scale: SourceScale, site: Expr) -> Expr:
         """The source for one of `scale.kwargs()`: read expressions as written, `dynamic=False` spelled out."""

@@ -1,4 +1,5 @@
-"""Policy: `Policy(name, loss_scale=...)`, whose loss scale is dropped only where that changes nothing."""
+"""Policy: `Policy(name, loss_scale=...)`, whose loss scale is dropped only where that changes nothing; elsewhere
+lossscale_compat's `Policy`, which carries it to `compile` as TF 2.4 did."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from lossscale_compat import _mapping
 from .. import _warnings as w
 from .._edits import NewName, NewPolicy, SiteEdit
 from .._scan import SiteScan
-from .._values import Expr, Unsafe, has_comment, string_value
+from .._values import Expr, has_comment, string_value
 
 _FLOAT16_POLICY = "mixed_float16"
 
@@ -18,7 +19,13 @@ class PolicyRule(SiteScan):
     """Decides a `Policy(name, loss_scale=...)` call."""
 
     def _decide_policy(self, call: cst.Call, bound: dict[str, cst.Arg], row: _mapping.Rename) -> SiteEdit:
+        """The modern policy where dropping the loss scale changes nothing, else lossscale_compat's `Policy`.
+
+        A policy whose `loss_scale` the module reads keeps it too: the modern class has none.
+        """
         new_name = _mapping.replacement(row, self.target)
+        if self._loss_scale_read(call):
+            return NewName(row.fallback, w.POLICY_FALLBACK_NOTE)
         if "loss_scale" not in bound:
             return NewName(new_name)
         name = string_value(bound["name"].value)
@@ -31,15 +38,61 @@ class PolicyRule(SiteScan):
                 or (isinstance(scale, cst.Name) and scale.value == "None" and name != _FLOAT16_POLICY)
             )
         )
-        if has_comment(bound["loss_scale"]) or not (droppable or self._no_scale_policy(name, scale)):
-            raise Unsafe(w.POLICY_LOSS_SCALE)
-        return NewPolicy(call, bound["name"], new_name, None if droppable else w.POLICY_NO_LOSS_SCALE)
+        if has_comment(bound["loss_scale"]) or not droppable:
+            # TF 2.4's Policy carried its loss scale to `compile`; lossscale_compat's does the same, at run time.
+            return NewName(row.fallback, w.POLICY_FALLBACK_NOTE)
+        return NewPolicy(call, bound["name"], new_name)
 
-    @staticmethod
-    def _no_scale_policy(name: str | None, scale: Expr) -> bool:
-        """`Policy(<name known only at run time>, loss_scale=None)`: no loss scaling, whatever the policy.
+    def _loss_scale_read(self, call: cst.Call) -> bool:
+        """Whether the module reads the `loss_scale` of the policy `call` builds: through the one name it is
+        assigned to, or of the global policy (which any Policy built here may be)."""
+        reads = self._policy_scale_reads
+        if any(isinstance(read.value, cst.Call) for read in reads):
+            return True
+        assign = self._parent(call)
+        if not (
+            reads
+            and isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+        ):
+            return False
+        binding = self._single_assignment(assign.targets[0].target)
+        return binding is not None and any(
+            isinstance(user := self._parent(access.node), cst.Attribute) and user in reads
+            for access in binding.references
+        )
 
-        The modern policy has the same dtypes, so the call is rewritten (it would raise AttributeError where
-        it stands); `LSC131` says how to keep loss scaling off where the name is `mixed_float16`.
+    def _warn_global_scale_reads(self, decisions: dict[Expr, SiteEdit]) -> None:
+        """Warns on each `global_policy().loss_scale` read unless the module sets only policies that keep one.
+
+        Every Policy built in a module that reads the global policy's loss scale is lossscale_compat's (see
+        `_loss_scale_read`), which has it; a policy set by name (`set_policy('mixed_float16')`) would be the
+        target's, which has none, and so would a module that builds no Policy at all.
         """
-        return name is None and isinstance(scale, cst.Name) and scale.value == "None"
+        reads = [read for read in self._policy_scale_reads if isinstance(read.value, cst.Call)]
+        if not reads:
+            return
+        builds = [edit for site, edit in decisions.items() if self._row_rule(site) == "policy"]
+        sets_by_name = any(
+            self._row_rule(site) == "set_policy"
+            and isinstance(call := self._parent(site), cst.Call)
+            and call.func is site
+            and (not call.args or string_value(call.args[0].value) is not None)
+            for site in decisions
+        )
+        if (
+            builds
+            and not sets_by_name
+            and all(isinstance(edit, NewName) and edit.note == w.POLICY_FALLBACK_NOTE for edit in builds)
+        ):
+            return
+        for read in reads:
+            self._warn(read, w.POLICY_LOSS_SCALE)
+
+    def _row_rule(self, site: Expr) -> str | None:
+        """The rule of the site's row ("set_policy" for a `set_policy` site), or None."""
+        row = _mapping.BY_OLD_NAME.get(self.qualified_one(site) or "")
+        if row is None:
+            return None
+        return "set_policy" if row.old.endswith(".set_policy") else row.rule

@@ -114,13 +114,13 @@ def test_line_map_points_at_lines_after_the_change():
     before = (
         b"from tensorflow.keras.mixed_precision import experimental as mpx\n"
         b"a = mpx.LossScaleOptimizer(opt, 'dynamic')\n"
-        b"b = isinstance(opt, mpx.LossScaleOptimizer)\n"
+        b"b = type(opt) is mpx.LossScaleOptimizer\n"
     )
     result = migrate_source(before)
     (finding,) = [f for f in result.findings if f.code == w.UNSUPPORTED_USE]
     assert finding.line == 3
     new_lines = result.new.decode().splitlines()
-    assert new_lines[result.line_map(finding.line) - 1] == "b = isinstance(opt, mpx.LossScaleOptimizer)"
+    assert new_lines[result.line_map(finding.line) - 1] == "b = type(opt) is mpx.LossScaleOptimizer"
 
 
 def _package_dir(name):

@@ -84,24 +84,26 @@ def test_notebook_warning_lines_after_the_run_follow_the_new_cells():
     """Should place each warning in the migrated cell, after added imports and removed lines."""
     cells = [
         _code("a = mpx.LossScaleOptimizer(o, 'dynamic')\n"
-              "b = isinstance(o, mpx.LossScaleOptimizer)"),
+              "b = type(o) is mpx.LossScaleOptimizer"),
         _code("from tensorflow.keras.mixed_precision import experimental as mpx\n"
               "from tensorflow.train.experimental import disable_mixed_precision_graph_rewrite\n"
               "disable_mixed_precision_graph_rewrite()\n"
-              "c = isinstance(o, mpx.LossScaleOptimizer)"),
+              "c = type(o) is mpx.LossScaleOptimizer"),
     ]
     result = migrate_notebook(_notebook(cells))
     assert result.status == "changed"
     before = [(f.cell, f.line, f.code) for f in result.findings]
     assert before == [
-        (0, 2, w.UNSUPPORTED_USE), (1, 1, w.IMPORT_KEPT), (1, 3, w.DISABLE_REMOVED_NOTE), (1, 4, w.UNSUPPORTED_USE),
+        (0, 2, w.UNSUPPORTED_USE), (1, 1, w.MODULE_FALLBACK_NOTE), (1, 3, w.DISABLE_REMOVED_NOTE), (1, 4, w.UNSUPPORTED_USE),
     ]
     new_cells = json.loads(result.new)["cells"]
-    assert new_cells[0]["source"] == "import keras\n\na = keras.mixed_precision.LossScaleOptimizer(o)\nb = isinstance(o, mpx.LossScaleOptimizer)"
-    assert new_cells[1]["source"] == "from tensorflow.keras.mixed_precision import experimental as mpx\nc = isinstance(o, mpx.LossScaleOptimizer)"
+    assert new_cells[0]["source"] == "import keras\n\na = keras.mixed_precision.LossScaleOptimizer(o)\nb = type(o) is mpx.LossScaleOptimizer"
+    assert new_cells[1]["source"] == "from lossscale_compat import keras_experimental as mpx\nc = type(o) is mpx.LossScaleOptimizer"
     after = [(f.cell, f.line, f.code) for f in result.new_findings]
     assert after == [
-        (0, 4, w.UNSUPPORTED_USE), (1, 1, w.IMPORT_KEPT), (1, 2, w.DISABLE_REMOVED_NOTE), (1, 2, w.UNSUPPORTED_USE),
+        # The removed lines 2-3 sit between the rewritten import (line 1) and `c = ...` (line 2): the note of the
+        # removal goes to line 1, the changed line before them.
+        (0, 4, w.UNSUPPORTED_USE), (1, 1, w.MODULE_FALLBACK_NOTE), (1, 1, w.DISABLE_REMOVED_NOTE), (1, 2, w.UNSUPPORTED_USE),
     ]
 
 

@@ -90,7 +90,8 @@ def test_graph_rewrite_already_on_compat_v1_with_a_tf1_optimizer_is_left_silentl
     ],
 )
 @BOTH
-def test_graph_rewrite_of_an_optimizer_of_unknown_kind_is_left_with_a_warning(optimizer, target):
+def test_graph_rewrite_of_an_optimizer_of_unknown_kind_goes_to_the_run_time_fallback(optimizer, target):
+    """TF 2.4 chose by the optimizer's kind when called; lossscale_compat's fallback does the same (LSC134)."""
     source = f"""\
         import horovod.tensorflow as hvd
         import optimization
@@ -100,11 +101,40 @@ def test_graph_rewrite_of_an_optimizer_of_unknown_kind_is_left_with_a_warning(op
         def wrap(self, opt):
             return tf.train.experimental.enable_mixed_precision_graph_rewrite({optimizer})
         """
-    check(source, source, target, codes=[w.GRAPH_REWRITE_KIND_UNKNOWN])
+    after = f"""\
+        import horovod.tensorflow as hvd
+        import optimization
+        import tensorflow as tf
+        import tricks
+        import lossscale_compat
+
+        def wrap(self, opt):
+            return lossscale_compat.enable_mixed_precision_graph_rewrite({optimizer})
+        """
+    check(source, after, target, codes=[w.GRAPH_REWRITE_FALLBACK_NOTE])
 
 
-def test_graph_rewrite_of_a_name_rebound_to_an_unknown_wrapper_is_left_with_a_warning():
-    source = """\
+@pytest.mark.parametrize("scale", ["'dynamic'", "128", "loss_scale=1024.0"])
+def test_graph_rewrite_fallback_keeps_a_literal_loss_scale(scale):
+    check(
+        f"import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(o, {scale})\n",
+        f"import tensorflow as tf\nimport lossscale_compat\n\nopt = lossscale_compat.enable_mixed_precision_graph_rewrite(o, {scale})\n",
+        codes=[w.GRAPH_REWRITE_FALLBACK_NOTE],
+    )
+
+
+@pytest.mark.parametrize("scale", ["FLAGS.loss_scale", "tf.mixed_precision.experimental.DynamicLossScale()"])
+def test_graph_rewrite_of_unknown_kind_with_a_loss_scale_object_or_run_time_value_is_left_with_a_warning(scale):
+    """TF1's rewrite takes TensorFlow's LossScale objects and a Keras optimizer lossscale_compat's: no one spelling."""
+    source = f"import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(o, {scale})\n"
+    new, codes = migrate(source)
+    assert "tf.train.experimental.enable_mixed_precision_graph_rewrite(o, " in new
+    assert w.GRAPH_REWRITE_KIND_UNKNOWN in codes
+
+
+def test_graph_rewrite_of_a_name_rebound_to_an_unknown_wrapper_goes_to_the_run_time_fallback():
+    check(
+        """\
         import tensorflow as tf
         import tricks
 
@@ -112,8 +142,19 @@ def test_graph_rewrite_of_a_name_rebound_to_an_unknown_wrapper_is_left_with_a_wa
             opt = tf.compat.v1.train.AdamOptimizer(lr)
             opt = tricks.Lookahead(opt)
             return tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
-        """
-    check(source, source, codes=[w.GRAPH_REWRITE_KIND_UNKNOWN])
+        """,
+        """\
+        import tensorflow as tf
+        import tricks
+        import lossscale_compat
+
+        def wrap(lr):
+            opt = tf.compat.v1.train.AdamOptimizer(lr)
+            opt = tricks.Lookahead(opt)
+            return lossscale_compat.enable_mixed_precision_graph_rewrite(opt)
+        """,
+        codes=[w.GRAPH_REWRITE_FALLBACK_NOTE],
+    )
 
 
 def test_graph_rewrite_through_horovods_wrapper_of_a_tf1_optimizer_stays_on_compat_v1():
@@ -558,8 +599,11 @@ def test_unscaled_gradients_of_an_untraced_optimizer_only_applied_keep_lsc113():
 
 
 # ---------------------------------------------------------------- gap F: Policy(<run-time name>, loss_scale=None)
-@pytest.mark.parametrize("target, policy", [("keras3", "DTypePolicy"), ("tf_keras", "Policy")])
-def test_policy_of_a_run_time_name_without_loss_scale_is_rewritten_with_a_warning(target, policy):
+@BOTH
+def test_policy_of_a_run_time_name_without_loss_scale_goes_to_the_run_time_fallback(target):
+    """`loss_scale=None` under a name known only at run time: no loss scaling at `compile` if it is mixed_float16,
+    which only TF 2.4's Policy keeps (LSC135); the call without a loss scale is the modern policy."""
+    policy = "DTypePolicy" if target == "keras3" else "Policy"
     check(
         """\
         import tensorflow as tf
@@ -573,23 +617,27 @@ def test_policy_of_a_run_time_name_without_loss_scale_is_rewritten_with_a_warnin
         """,
         f"""\
         import tensorflow as tf
+        import lossscale_compat
 
         def set_precision(policy_name, loss_scale):
             if loss_scale:
                 policy = tf.keras.mixed_precision.{policy}(policy_name)
             else:
-                policy = tf.keras.mixed_precision.{policy}(policy_name)
+                policy = lossscale_compat.Policy(policy_name, loss_scale=None)
             tf.keras.mixed_precision.set_global_policy(policy)
         """,
         target,
-        codes=[w.POLICY_NO_LOSS_SCALE],
+        codes=[w.POLICY_FALLBACK_NOTE],
     )
 
 
 @pytest.mark.parametrize("scale", ["FLAGS.loss_scale", "128", "'dynamic'"])
-def test_policy_of_a_run_time_name_with_another_loss_scale_stays_a_warning(scale):
-    source = f"import tensorflow as tf\np = tf.keras.mixed_precision.experimental.Policy(name, loss_scale={scale})\n"
-    check(source, source, codes=[w.POLICY_LOSS_SCALE])
+def test_policy_of_a_run_time_name_with_another_loss_scale_goes_to_the_run_time_fallback(scale):
+    check(
+        f"import tensorflow as tf\np = tf.keras.mixed_precision.experimental.Policy(name, loss_scale={scale})\n",
+        f"import tensorflow as tf\nimport lossscale_compat\n\np = lossscale_compat.Policy(name, loss_scale={scale})\n",
+        codes=[w.POLICY_FALLBACK_NOTE],
+    )
 
 
 # ---------------------------------------------------------------- gap E: the class kept as a value; private imports

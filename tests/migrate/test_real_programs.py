@@ -44,46 +44,17 @@ _KERAS3_ITERATIONS = (
 # (program, stack) -> why `lossscale-compat run` does not reproduce TF 2.4.0 yet: none since our Keras 3 class takes
 # TF 2.4's `experimental_aggregate_gradients` (issue #23).
 LEGACY_XFAIL: dict = {}
-_KEPT_POLICY = (
-    "`tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=loss_scale)` with a loss scale known "
-    "only at run time is left alone (LSC106), and `tf.keras.mixed_precision.experimental` no longer exists: "
-    "AttributeError at the call"
-)
 # (program, target) -> why today's codemod output does not run or does not match TF 2.4.0 (the same on every stack
-# that serves the target).
-MIGRATED_XFAIL = {
-    **{
-        ("real_mp_guide", target): (
-            "`from tensorflow.keras.mixed_precision import experimental as mixed_precision` is kept (LSC122) because "
-            "`mixed_precision.Policy('mixed_float16', loss_scale=1024)` is left alone (LSC106): ImportError at "
-            "import; `policy.loss_scale` is also read from a policy rewritten to the modern class, which has none"
-        )
-        for target in TARGETS
-    },
-    **{("real_resnet_ctl", target): _KEPT_POLICY for target in TARGETS},
-    **{("real_classifier_trainer", target): _KEPT_POLICY for target in TARGETS},
-    **{
-        ("real_transformer_rewrite", target): (
-            "`tf.train.experimental.enable_mixed_precision_graph_rewrite(optimizer)` of a parameter is left alone "
-            "(LSC128) and no longer exists: AttributeError at the call"
-        )
-        for target in TARGETS
-    },
-    **{
-        ("real_efficientdet", target): (
-            "`isinstance(self.optimizer, tf.keras.mixed_precision.experimental.LossScaleOptimizer)` is left alone "
-            "(LSC110) and `tf.keras.mixed_precision.experimental` no longer exists: AttributeError in train_step"
-        )
-        for target in TARGETS
-    },
-}
+# that serves the target): none since the codemod writes lossscale_compat's run-time fallbacks where no modern
+# rewrite can be proven (issue 25: LSC134-LSC136).
+MIGRATED_XFAIL: dict = {}
 
 
 _GRAPH_REWRITE = ("tf.train.experimental.enable_mixed_precision_graph_rewrite(",
                   "lossscale_compat.enable_mixed_precision_graph_rewrite(")
 _EXPERIMENTAL_POLICY = ("tf.keras.mixed_precision.experimental.Policy(", "lossscale_compat.Policy(")
-# What issue 25's codemod rules are to write at the sites today's codemod leaves: the run-time fallbacks, applied
-# to the original program before today's codemod migrates the rest.
+# The run-time fallbacks at the sites the codemod once left alone, applied by hand to the original program before the
+# codemod migrates the rest: the fallbacks themselves, apart from the rules that now write them.
 FALLBACK_EDITS = {
     "real_mp_guide": [("from tensorflow.keras.mixed_precision import experimental as mixed_precision",
                        "from lossscale_compat import keras_experimental as mixed_precision")],

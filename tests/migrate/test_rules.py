@@ -67,8 +67,11 @@ def test_lso_dynamic_loss_scale_folded(scale, target):
 
 @pytest.mark.parametrize(
     "scale",
-    ["128", "tf.mixed_precision.experimental.FixedLossScale(128)",
-     "{'class_name': 'FixedLossScale', 'config': {'loss_scale_value': 128}}"],
+    [
+        "128",
+        "tf.mixed_precision.experimental.FixedLossScale(128)",
+        "{'class_name': 'FixedLossScale', 'config': {'loss_scale_value': 128}}",
+    ],
 )
 def test_lso_fixed_scale_tf_keras(scale):
     check(
@@ -174,8 +177,11 @@ def test_module_alias_by_assignment_with_a_use_left_alone_stays_and_is_warned():
         print(exp)
         opt = exp.LossScaleOptimizer(opt, 'dynamic')
         """
-    check(source, source.replace("exp.LossScaleOptimizer(opt, 'dynamic')", "tf.keras.mixed_precision.LossScaleOptimizer(opt)"),
-          codes=[w.IMPORT_KEPT, w.UNSUPPORTED_USE])
+    check(
+        source,
+        source.replace("exp.LossScaleOptimizer(opt, 'dynamic')", "tf.keras.mixed_precision.LossScaleOptimizer(opt)"),
+        codes=[w.IMPORT_KEPT, w.UNSUPPORTED_USE],
+    )
 
 
 def test_a_function_local_module_alias_is_tracked_and_dropped_once_unused():
@@ -210,7 +216,8 @@ def test_a_function_local_alias_does_not_leak_into_another_function():
     new, codes = migrate(source)
     assert new == textwrap.dedent(source).replace(
         "    mp = tf.keras.mixed_precision.experimental\n    model.compile(mp.LossScaleOptimizer(opt, 'dynamic'))",
-        "    model.compile(tf.keras.mixed_precision.LossScaleOptimizer(opt))")
+        "    model.compile(tf.keras.mixed_precision.LossScaleOptimizer(opt))",
+    )
     assert codes == []
 
 
@@ -307,9 +314,51 @@ def test_policy_and_set_policy(target, policy):
     )
 
 
-def test_policy_fixed_loss_scale_warns():
-    source = "import tensorflow as tf\np = tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=128)\n"
-    check(source, source, codes=[w.POLICY_LOSS_SCALE])
+def test_policy_fixed_loss_scale_goes_to_the_run_time_fallback():
+    check(
+        "import tensorflow as tf\np = tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=128)\n",
+        "import tensorflow as tf\nimport lossscale_compat\n\np = lossscale_compat.Policy('mixed_float16', loss_scale=128)\n",
+        codes=[w.POLICY_FALLBACK_NOTE],
+    )
+
+
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_policy_whose_loss_scale_is_read_goes_to_the_run_time_fallback(target):
+    """The modern policy has no `loss_scale`: a Policy the module reads it from keeps TF 2.4's class (LSC135)."""
+    modern = "keras.mixed_precision.DTypePolicy" if target == "keras3" else "tensorflow.keras.mixed_precision.Policy"
+    new, codes = migrate(
+        """\
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+        policy = mixed_precision.Policy('mixed_float16')
+        print(policy.loss_scale)
+        other = mixed_precision.Policy('float32')
+        print(other.compute_dtype)
+        """,
+        target,
+    )
+    assert "policy = lossscale_compat.Policy('mixed_float16')\n" in new
+    assert f"other = {modern}('float32')\n" in new
+    assert "experimental" not in new
+    assert codes == [w.POLICY_FALLBACK_NOTE]
+
+
+@pytest.mark.parametrize("set_by_name", [False, True])
+def test_global_policy_loss_scale_read_is_warned_only_where_a_policy_set_may_lack_one(set_by_name):
+    """Every Policy of a module that reads `global_policy().loss_scale` keeps TF 2.4's class; a policy set by name
+    would be the target's, which has no loss scale, so the read is warned then (LSC106)."""
+    source = f"""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.experimental.set_policy({"'mixed_float16'" if set_by_name else "tf.keras.mixed_precision.experimental.Policy('mixed_float16')"})
+        print(tf.keras.mixed_precision.experimental.global_policy().loss_scale)
+        """
+    new, codes = migrate(source)
+    assert "experimental" not in new
+    assert "global_policy().loss_scale" in new
+    if set_by_name:
+        assert codes == [w.POLICY_LOSS_SCALE]
+    else:
+        assert "lossscale_compat.Policy('mixed_float16')" in new
+        assert codes == [w.POLICY_FALLBACK_NOTE]
 
 
 def test_get_layer_policy():
@@ -378,7 +427,9 @@ _LSO_LINE_AFTER = "opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.op
 
 def test_custom_loop_keras3():
     check(
-        "import tensorflow as tf\n" + _LSO_LINE + textwrap.dedent("""\
+        "import tensorflow as tf\n"
+        + _LSO_LINE
+        + textwrap.dedent("""\
         def step(x, vs):
             with tape:
                 scaled = opt.get_scaled_loss(loss(x))
@@ -386,7 +437,9 @@ def test_custom_loop_keras3():
             grads = opt.get_unscaled_gradients(grads)
             opt.apply_gradients(zip(grads, vs))
         """),
-        "import tensorflow as tf\n" + _LSO_LINE_AFTER + textwrap.dedent("""\
+        "import tensorflow as tf\n"
+        + _LSO_LINE_AFTER
+        + textwrap.dedent("""\
         def step(x, vs):
             with tape:
                 scaled = opt.scale_loss(loss(x))
@@ -468,14 +521,18 @@ def test_custom_loop_unproven_receiver_is_left_alone_with_warning(source):
 
 def test_custom_loop_that_cannot_be_traced_keeps_the_files_optimizers_on_tf24s_class():
     """A name bound twice: the loop's calls stay valid because the optimizers are built with our class."""
-    before = ("import tensorflow as tf\n"
-              "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n"
-              "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 1024)\n"
-              "scaled = opt.get_scaled_loss(l)\n")
-    after = ("import tensorflow as tf\nimport lossscale_compat\n\n"
-             "opt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())\n"
-             "opt = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(), 1024)\n"
-             "scaled = opt.get_scaled_loss(l)\n")
+    before = (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 1024)\n"
+        "scaled = opt.get_scaled_loss(l)\n"
+    )
+    after = (
+        "import tensorflow as tf\nimport lossscale_compat\n\n"
+        "opt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "opt = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(), 1024)\n"
+        "scaled = opt.get_scaled_loss(l)\n"
+    )
     # The fixed scale cannot become `loss_scale_factor` (the name is rebound), so it keeps TF 2.4's class as is.
     check(before, after, codes=[w.LOOP_SHIM_NOTE, w.OPTIMIZER_SHIM_NOTE])
 
@@ -495,8 +552,11 @@ def test_custom_loop_untouched_on_tf_keras():
     "scale, after, codes",
     [
         ("my_scale", "my_scale", [w.OPTIMIZER_SHIM_NOTE]),
-        ("tf.mixed_precision.experimental.DynamicLossScale(multiplier=3)",
-         "lossscale_compat.DynamicLossScale(multiplier=3)", [w.OPTIMIZER_SHIM_NOTE, w.SHIM_NOTE]),
+        (
+            "tf.mixed_precision.experimental.DynamicLossScale(multiplier=3)",
+            "lossscale_compat.DynamicLossScale(multiplier=3)",
+            [w.OPTIMIZER_SHIM_NOTE, w.SHIM_NOTE],
+        ),
         ("*args", "*args", [w.OPTIMIZER_SHIM_NOTE]),
         ("{'class_name': 'Other', 'config': {}}", "{'class_name': 'Other', 'config': {}}", [w.OPTIMIZER_SHIM_NOTE]),
     ],
@@ -544,8 +604,33 @@ def test_shadowed_name_is_never_rewritten():
     assert codes == [w.AMBIGUOUS_NAME]
 
 
-def test_isinstance_against_experimental_class_warns():
-    source = "import tensorflow as tf\nok = isinstance(o, tf.keras.mixed_precision.experimental.LossScaleOptimizer)\n"
+@pytest.mark.parametrize(
+    "check_call",
+    [
+        "isinstance(o, {cls})",
+        "issubclass(type(o), {cls})",
+        "isinstance(o, ({cls}, int))",
+    ],
+)
+def test_isinstance_against_experimental_class_goes_to_the_run_time_fallback(check_call):
+    cls = "tf.keras.mixed_precision.experimental.LossScaleOptimizer"
+    check(
+        f"import tensorflow as tf\nok = {check_call.format(cls=cls)}\n",
+        f"import tensorflow as tf\nimport lossscale_compat\n\nok = {check_call.format(cls='lossscale_compat.AnyLossScaleOptimizer')}\n",
+        codes=[w.CLASS_CHECK_FALLBACK_NOTE],
+    )
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "isinstance = print\nok = isinstance(o, {cls})",  # not the built-in
+        "ok = isinstance(o, classinfo={cls})",
+        "ok = type(o) is {cls}",
+    ],
+)
+def test_other_class_uses_of_the_experimental_class_stay_warned(use):
+    source = f"import tensorflow as tf\n{use.format(cls='tf.keras.mixed_precision.experimental.LossScaleOptimizer')}\n"
     check(source, source, codes=[w.UNSUPPORTED_USE])
 
 
@@ -582,8 +667,10 @@ _FIXED = "tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.opti
 def test_fixed_scale_keras3_not_power_of_two_goes_to_the_shim(value):
     """Keras 3 divides by `loss_scale_factor`; TF 2.4 multiplied by the reciprocal, equal only for 2**k."""
     source = f"import tensorflow as tf\no = {_FIXED.format(value)}\n"
-    after = ("import tensorflow as tf\nimport lossscale_compat\n\n"
-             f"o = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), {value})\n")
+    after = (
+        "import tensorflow as tf\nimport lossscale_compat\n\n"
+        f"o = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), {value})\n"
+    )
     check(source, after, codes=[w.OPTIMIZER_SHIM_NOTE])
     assert migrate(source, "tf_keras")[0] != source
 
@@ -637,8 +724,10 @@ def test_fixed_scale_keras3_inline_in_compile():
 )
 def test_fixed_scale_keras3_unseen_compile_goes_to_the_shim(use):
     source = f"import tensorflow as tf\nopt = {_FIXED.format(128)}\n{use}\n"
-    after = ("import tensorflow as tf\nimport lossscale_compat\n\n"
-             f"opt = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 128)\n{use}\n")
+    after = (
+        "import tensorflow as tf\nimport lossscale_compat\n\n"
+        f"opt = lossscale_compat.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 128)\n{use}\n"
+    )
     check(source, after, codes=[w.OPTIMIZER_SHIM_NOTE])
 
 
@@ -759,14 +848,12 @@ def test_disable_graph_rewrite_value_used_keeps_from_import():
 @pytest.mark.parametrize(
     "source",
     [
-        "import tensorflow as tf\n"
-        "o = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
+        "import tensorflow as tf\no = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
         "import tensorflow.compat.v1 as tf\n"
         "o = tf.train.experimental.MixedPrecisionLossScaleOptimizer(opt, 'dynamic')\n",
         "from tensorflow.compat.v1.mixed_precision import MixedPrecisionLossScaleOptimizer as MP\n"
         "o = MP(opt, 'dynamic')\n",
-        "import tensorflow as tf\n"
-        "ok = isinstance(o, tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer)\n",
+        "import tensorflow as tf\nok = isinstance(o, tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer)\n",
     ],
 )
 @pytest.mark.parametrize("target", ["keras3", "tf_keras"])
@@ -830,7 +917,7 @@ def test_multiline_call_keeps_closing_paren_on_its_own_line(target):
             initial_scale=1024,
             dynamic_growth_steps=100
         )
-        p = tf.keras.mixed_precision.{'DTypePolicy' if target == 'keras3' else 'Policy'}(
+        p = tf.keras.mixed_precision.{"DTypePolicy" if target == "keras3" else "Policy"}(
             'mixed_float16'
         )
         """,
@@ -886,15 +973,22 @@ def test_argument_moved_from_last_place_drops_its_closing_newline():
     ],
 )
 @pytest.mark.parametrize("target", ["keras3", "tf_keras"])
-def test_policy_with_explicit_non_dynamic_loss_scale_stays_a_warning(policy, target):
-    """Should warn, since which models' compile() the loss scale reached is not provable (docs/codemod.md)."""
+def test_policy_with_explicit_non_dynamic_loss_scale_goes_to_the_run_time_fallback(policy, target):
+    """Which models' compile() the loss scale reaches is not provable (docs/codemod.md), so TF 2.4's Policy decides
+    it at run time: lossscale_compat.Policy with the same arguments."""
     source = f"""\
         import tensorflow as tf
         policy = tf.keras.mixed_precision.experimental.{policy}
         model = tf.keras.Sequential([tf.keras.layers.Dense(1, dtype=policy)])
         model.compile(tf.keras.optimizers.SGD(0.1), loss='mse')
         """
-    check(source, source, target, codes=[w.POLICY_LOSS_SCALE])
+    new, codes = migrate(source, target)
+    assert (
+        f"policy = lossscale_compat.{policy.replace('tf.mixed_precision.experimental.', 'lossscale_compat.')}\n" in new
+    )
+    assert "experimental" not in new
+    assert codes[0] == w.POLICY_FALLBACK_NOTE
+    assert set(codes[1:]) <= {w.SHIM_NOTE}
 
 
 @pytest.mark.parametrize(
@@ -908,7 +1002,9 @@ def test_policy_with_explicit_non_dynamic_loss_scale_stays_a_warning(policy, tar
 )
 def test_dynamic_wrap_of_an_iteration_keyed_optimizer_gets_the_iterations_note(inner):
     """Should note on Keras 3 only, since Keras 2 still counts skipped steps in `iterations`."""
-    before = f"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer({inner}, 'dynamic')\n"
+    before = (
+        f"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer({inner}, 'dynamic')\n"
+    )
     after = f"import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer({inner})\n"
     check(before, after, "keras3", codes=[w.ITERATIONS_NOTE])
     check(before, after, "tf_keras")
@@ -988,8 +1084,13 @@ def test_suppression_comment_after_a_form_feed():
         o = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')  # lossscale-compat: ignore
         p = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')
         """
-    check(source, source.replace("p = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')",
-                                 "p = tf.keras.mixed_precision.LossScaleOptimizer(opt)"))
+    check(
+        source,
+        source.replace(
+            "p = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')",
+            "p = tf.keras.mixed_precision.LossScaleOptimizer(opt)",
+        ),
+    )
 
 
 def test_local_aliases_of_two_functions_of_one_name_stay_apart():
@@ -1016,3 +1117,35 @@ def test_local_aliases_of_two_functions_of_one_name_stay_apart():
             model.compile(tf.keras.mixed_precision.LossScaleOptimizer(opt))
         """,
     )
+
+
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_module_alias_with_uses_left_goes_to_lossscale_compats_module(target):
+    """A use with no rule keeps the alias; the alias then names lossscale_compat.keras_experimental (LSC137)."""
+    new, codes = migrate(
+        """\
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+
+        class Scaled(mixed_precision.LossScaleOptimizer):
+            pass
+
+
+        mixed_precision.set_policy('mixed_float16')
+        """,
+        target,
+    )
+    assert new.startswith("from lossscale_compat import keras_experimental as mixed_precision\n")
+    assert "class Scaled(mixed_precision.LossScaleOptimizer):" in new
+    assert "mixed_precision.set_global_policy('mixed_float16')" in new
+    assert codes == [w.MODULE_FALLBACK_NOTE, w.UNSUPPORTED_USE]
+
+
+def test_module_alias_with_a_use_outside_lossscale_compats_module_stays_warned():
+    source = """\
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+        print(mixed_precision.__name__)
+        """
+    new, codes = migrate(source)
+    assert new == textwrap.dedent(source)
+    assert w.IMPORT_KEPT in codes
