@@ -197,7 +197,7 @@ class TF24CheckpointNames:
     def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
         if name.startswith(_INNER_CLASS_MARK):  # written first, so it is read before the slots
             self.__dict__["_checkpoint_inner_class"] = (self._update_uid, name[len(_INNER_CLASS_MARK) :])
-            return None
+            return (cached_dependencies or {}).get(name)  # ours when the class is the same
         if name in ("inner_optimizer", "_variables") and cached_dependencies is not None:
             other = self._other_class_inner()
             if other is not None and name == "inner_optimizer":  # Keras 3 checkpoints slots under it
@@ -358,12 +358,11 @@ def keras3_checkpoint_children(optimizer: Any, children: dict[str, Any]) -> dict
     """
     inner = optimizer.inner_optimizer
     values = optimizer.__dict__.setdefault("_checkpoint_values", {})
-    key = (inner, _flavour.optimizer_is_built(inner))
-    if values.get("key") != key:
+    if values.get("key") is not inner:
         # The names the inner optimizer checkpoints its count and learning rate under (`_iterations`; Keras 3.2:
-        # `iterations`); its learning rate becomes a variable when it is built.
+        # `iterations`). The same objects every time, so that a restore binds them for `assert_consumed`.
         values.clear()
-        values["key"] = key
+        values["key"] = inner
         kept = [inner.iterations, _flavour.learning_rate_variable(inner)]
         for name, child in inner._trackable_children().items():
             if any(child is variable for variable in kept if variable is not None):
