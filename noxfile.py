@@ -49,17 +49,19 @@ def install_stack(session: nox.Session, name: str, extras: str = "") -> dict:
 def tests(session: nox.Session, stack: str) -> None:
     """Runs the whole suite on the three main stacks, and the core tests (lossscale_compat/_stacks.py) on the rest."""
     env = install_stack(session, stack, "[test]")
-    selected = [] if stacks.STACKS_BY_NAME[stack].full_suite else ["-n", "2", *stacks.CORE_TESTS]
+    # Two pytest workers: CI has two cores, and most of a test's time is single-threaded Python.
+    selected = ["-n", "2"] + ([] if stacks.STACKS_BY_NAME[stack].full_suite else list(stacks.CORE_TESTS))
     if any(Path(arg.split("::")[0]).exists() for arg in session.posargs):  # tests named on the command line
         selected = []
     RESULTS.mkdir(parents=True, exist_ok=True)
     junit = RESULTS / f"{stack}.xml"
     junit.unlink(missing_ok=True)
+    ran = "whole suite" if stacks.STACKS_BY_NAME[stack].full_suite else "core tests"
     try:
         session.run("pytest", *selected, *session.posargs, f"--junitxml={junit}", env=env)
     finally:
         if junit.exists():
-            _record(session, stack, junit, "core tests" if selected else "whole suite", env)
+            _record(session, stack, junit, ran, env)
 
 
 def _record(session: nox.Session, stack: str, junit: Path, ran: str, env: dict) -> None:
