@@ -38,7 +38,7 @@ def test_fixtures_and_a_key_by_key_diff(pytester):
             new = lossscale_compat.KerasLossScaleOptimizer(SGD(0.2), initial_scale=8)
             assert config_summary(old) == config_summary(new)
     """))
-    result = pytester.runpytest("-p", PLUGIN)
+    result = pytester.runpytest_subprocess("-p", PLUGIN)  # its own process: no state shared with an xdist worker
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "E       assert the optimizers are not equivalent:",
@@ -60,7 +60,7 @@ def test_equal_summaries_pass_and_other_comparisons_are_left_to_pytest(pytester)
         def test_other():
             assert {"a": 1} == {"a": 2}
     """))
-    result = pytester.runpytest("-p", PLUGIN)
+    result = pytester.runpytest_subprocess("-p", PLUGIN)  # its own process: no state shared with an xdist worker
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*Differing items:*"])
     result.stdout.no_fnmatch_line("*not equivalent*")
