@@ -138,6 +138,13 @@ class SiteCollector:
             and not self.command.is_suppressed(node)
         ):
             self.loops.append(node)
+        elif (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == _mapping.CONFIG_METHOD
+            and not node.args
+            and not self.command.is_suppressed(node)
+        ):
+            self.command._config_reads.append(node)  # a regression test's config comparison, if compared
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value == "loss_scale" and isinstance(node.value, cst.Call):

@@ -41,6 +41,7 @@ class CommandState:
     _optimizer_scale_reads: list[cst.Attribute]
     _other_scale_reads: list[cst.Attribute]
     _policy_scale_reads: list[cst.Attribute]
+    _config_reads: list[cst.Call]
     _tf1_consumers: set[cst.Call]
     _shim_calls: set[cst.Call]
     _folded: set[cst.CSTNode]

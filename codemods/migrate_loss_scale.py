@@ -24,6 +24,7 @@ from . import _warnings as w
 from ._edits import (
     KEEP,
     AddKeyword,
+    AssertionCall,
     DropCall,
     DtypePolicyOf,
     FirstArgument,
@@ -53,6 +54,7 @@ from ._values import (
     restyle,
     restyle_aliases,
 )
+from .rules.config_compare import ConfigCompareRule
 from .rules.custom_loop import CustomLoopRule
 from .rules.graph_rewrite import GraphRewriteRule
 from .rules.loss_scale import LossScaleRule
@@ -81,6 +83,7 @@ class MigrateLossScaleCommand(
     PolicyRule,
     GraphRewriteRule,
     CustomLoopRule,
+    ConfigCompareRule,
     ResolveWithoutCopy,
     CodemodCommand,
     cst.CSTTransformer,
@@ -211,6 +214,7 @@ class MigrateLossScaleCommand(
         self._optimizer_scale_reads: list[cst.Attribute] = []
         self._other_scale_reads: list[cst.Attribute] = []
         self._policy_scale_reads: list[cst.Attribute] = []
+        self._config_reads: list[cst.Call] = []
         self._tf1_consumers: set[cst.Call] = set()  # graph rewrites kept for TF1 (or of an unknown optimizer)
         self._shim_calls: set[cst.Call] = set()
         SiteCollector(self, sites, loops).run(*self._scanned)
@@ -241,6 +245,7 @@ class MigrateLossScaleCommand(
         self._plan_drops()
         self._warn_kept_imports(decisions)
         self._warn_global_scale_reads(decisions)
+        self._plan_config_comparisons()
         self._mark_path()
         return True
 
@@ -538,6 +543,8 @@ class MigrateLossScaleCommand(
         plan = self._replace.get(original_node)
         if plan is None or isinstance(plan, cst.BaseExpression):
             return updated_node
+        if isinstance(plan, AssertionCall):  # `self.assertEqual(a.get_config(), b.get_config())`
+            return plan.call
         index = {id(arg): i for i, arg in enumerate(original_node.args)}
 
         def updated(arg: cst.Arg) -> cst.Arg:
@@ -570,6 +577,12 @@ class MigrateLossScaleCommand(
                 args=args,
             )
         raise AssertionError(plan)
+
+    def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert) -> cst.Assert | cst.Expr:
+        plan = self._replace.get(original_node)
+        if isinstance(plan, AssertionCall):  # `assert a.get_config() == b.get_config()`
+            return cst.Expr(value=plan.call, semicolon=updated_node.semicolon)
+        return updated_node
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr | cst.RemovalSentinel:
         if original_node in self._drop_small:

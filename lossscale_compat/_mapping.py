@@ -242,5 +242,29 @@ def replacement(rename: Rename, target: str) -> str | None:
     return getattr(rename, target)
 
 
+LOSS_SCALE_OPTIMIZER_CLASSES = (
+    frozenset(
+        name
+        for rename in RENAMES
+        if rename.rule == "loss_scale_optimizer"
+        for name in (rename.old, rename.keras3, rename.tf_keras, rename.shim)
+        if name is not None
+    )
+    | SHIM_OPTIMIZERS
+)
+"""Every class whose call builds a loss-scale optimizer: TF 2.4's, the modern ones and lossscale_compat's. A name bound
+once to such a call is a loss-scale optimizer the codemod knows (for `CONFIG_METHOD` comparisons)."""
+
+CONFIG_METHOD = "get_config"
+"""`a.get_config() == b.get_config()` between two of `LOSS_SCALE_OPTIMIZER_CLASSES`, in a regression test, fails on
+Keras 3 (unique optimizer names): the codemod moves it to `CONFIG_ASSERTION`, also in a file that names no TF 2.4 API
+any more (one migrated before), so the prefilter lets a file through on this method and a class's word."""
+
+CONFIG_ASSERTION = "lossscale_compat.testing.assert_config_equivalent"
+"""What a regression test's config comparison of two loss-scale optimizers becomes (`CONFIG_METHOD`)."""
+
+CONFIG_ASSERTION_METHODS = ("assertEqual", "assertDictEqual")
+"""unittest's equality assertions that a config comparison may be written with (`self.assertEqual(a, b)`)."""
+
 LOOP_METHODS: tuple[str, ...] = ("get_scaled_loss", "get_unscaled_gradients")
 """TF 2.4 LossScaleOptimizer's custom-loop methods, gone from Keras 3's class: the codemod rewrites the loop there."""
