@@ -104,10 +104,6 @@ class MigrateLossScaleCommand(
     # parents from our own first pass, and positions from the print of the module that the engine needs
     # anyway (see `_position`).
     METADATA_DEPENDENCIES = ()
-    ADDS_IMPORTS = True
-    """Whether the transform adds the imports its new names need (not for the second half of a split module)."""
-    RECORDS_ASKED = False
-    """Whether the module's scope notes every name asked of it (for a half of a split module)."""
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -142,7 +138,7 @@ class MigrateLossScaleCommand(
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Analyses `tree`, rewrites only the paths to the nodes that change, adds imports, places findings."""
         new = tree.visit(self)
-        if self._needed_imports and self.ADDS_IMPORTS:
+        if self._needed_imports:
             new = _imports.add_imports(new, self._needed_imports, self.context.full_package_name)
         self._place_findings(tree)
         self._global.tracker.release()
@@ -201,7 +197,7 @@ class MigrateLossScaleCommand(
                 for number, line in enumerate(_positions.LINE_BREAK.split(node.code), start=1)
                 if "lossscale-compat" in line and SUPPRESS_RE.search(line)
             }
-        self._scopes = _scopes.scopes(node, self.source, record_asked=self.RECORDS_ASKED)
+        self._scopes = _scopes.scopes(node, self.source)
         self._global = cast(_scopes.GlobalScope, self._scopes[node])
         self._bindings = {}
         self._alias_values: set[cst.CSTNode] = set()
