@@ -26,6 +26,8 @@ WORD_GROUPS: tuple[tuple[bytes, ...], ...] = (
 )
 LOOP_METHODS = tuple(method.encode() for method in _mapping.LOOP_METHODS)
 """Custom-loop calls that Keras 3 rewrites, on any receiver."""
+PRIVATE_ROOT = _mapping.PRIVATE_KERAS_ROOT.encode()
+"""TF's private Keras mixed-precision package, which TF 2.4's own modules spell with no TF 2.4 namespace word."""
 CONFIG_WORDS = (
     _mapping.CONFIG_METHOD.encode(),
     tuple(sorted({name.rpartition(".")[2].encode() for name in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES})),
@@ -54,6 +56,8 @@ def may_match(data: bytes, target: str = "keras3") -> bool:
     """Returns whether `data` could contain anything the codemod rewrites (cheap byte test)."""
     if all(any(word in data for word in group) for group in WORD_GROUPS):
         return True
+    if PRIVATE_ROOT in data:
+        return True  # TF's private Keras package: mapped names are moved to lossscale_compat, the rest warned
     method, classes = CONFIG_WORDS
     if method in data and any(name in data for name in classes):
         return True
@@ -116,12 +120,12 @@ def _read_imports(
                 assigns.append((node.targets[0], node.value))
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith(_mapping.PRIVATE_KERAS_PACKAGE):
+                if alias.name.startswith(_mapping.PRIVATE_KERAS_ROOT):
                     return None
                 local = alias.asname or alias.name.split(".")[0]
                 imported.setdefault(local, set()).add(alias.name if alias.asname else local)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if node.module.startswith(_mapping.PRIVATE_KERAS_PACKAGE):
+            if node.module.startswith(_mapping.PRIVATE_KERAS_ROOT):
                 return None
             for alias in node.names:
                 imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")

@@ -46,6 +46,7 @@ CLASS_CHECK_FALLBACK_NOTE = "LSC136"
 MODULE_FALLBACK_NOTE = "LSC137"
 CONFIG_EQUIVALENCE_NOTE = "LSC138"
 CONFIG_COMPARED = "LSC139"
+PRIVATE_IMPORT_NOTE = "LSC140"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -281,6 +282,14 @@ MESSAGES = {
         "to assert they build the same optimizer, or test `lossscale_compat.config_differences(a, b)`: empty when "
         "they do, a line per difference when not."
     ),
+    PRIVATE_IMPORT_NOTE: (
+        "This imports from TensorFlow's private Keras mixed-precision modules (`tensorflow.python.keras`), which are "
+        "gone (TF <= 2.3's experimental package) or hold TensorFlow's old internal Keras, whose classes today's Keras "
+        "does not accept, so it now imports lossscale_compat's names of the same behaviour under the same local names: "
+        "`LossScaleOptimizerV1` is lossscale_compat's `LossScaleOptimizer`, TF 2.4's `LossScaleOptimizer` its "
+        "`KerasLossScaleOptimizer`, `PolicyV1` its `Policy`, and the loss scale's `get`/`serialize`/`deserialize` its "
+        "own. To move on, use the target's `keras.mixed_precision` names (see docs/codemod.md)."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -319,6 +328,7 @@ NOTE_CODES = frozenset(
         CLASS_CHECK_FALLBACK_NOTE,
         MODULE_FALLBACK_NOTE,
         CONFIG_EQUIVALENCE_NOTE,
+        PRIVATE_IMPORT_NOTE,
     }
 )
 

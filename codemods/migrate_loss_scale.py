@@ -211,6 +211,7 @@ class MigrateLossScaleCommand(
         self._other_scale_reads: list[cst.Attribute] = []
         self._policy_scale_reads: list[cst.Attribute] = []
         self._config_reads: list[cst.Call] = []
+        self._private_imports: list[tuple[str, cst.ImportFrom]] = []
         self._tf1_consumers: set[cst.Call] = set()  # graph rewrites kept for TF1 (or of an unknown optimizer)
         self._shim_calls: set[cst.Call] = set()
         SiteCollector(self, sites, loops).run(*self._scanned)
@@ -224,6 +225,7 @@ class MigrateLossScaleCommand(
         if self.target == "keras3":
             self._shim_escaping(decisions, loops)
         self._plan_imports(decisions)
+        self._plan_private_imports()
         for site, edit in decisions.items():
             self._apply_decision(site, edit)
         on_shim = self.target == "keras3" and (

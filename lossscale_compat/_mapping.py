@@ -84,6 +84,24 @@ SHIM_OPTIMIZERS = frozenset({"lossscale_compat.LossScaleOptimizer", "lossscale_c
 PRIVATE_KERAS_PACKAGE = "tensorflow.python.keras.mixed_precision.experimental"
 """Gone from today's TensorFlow; an import of anything in it the codemod cannot map is warned (LSC110)."""
 
+# TF 2.4's own private Keras mixed-precision package (the experimental one above is TF <= 2.3's).
+PRIVATE_KERAS_ROOT = "tensorflow.python.keras.mixed_precision"
+
+PRIVATE_NAMES: dict[str, str] = {
+    **{
+        f"{package}.loss_scale.{name}": f"lossscale_compat.{name}"
+        for package in (PRIVATE_KERAS_ROOT, PRIVATE_KERAS_PACKAGE)
+        for name in ("get", "serialize", "deserialize")
+    },
+    f"{PRIVATE_KERAS_ROOT}.loss_scale_optimizer.LossScaleOptimizerV1": "lossscale_compat.LossScaleOptimizer",
+    f"{PRIVATE_KERAS_ROOT}.loss_scale_optimizer.LossScaleOptimizer": "lossscale_compat.KerasLossScaleOptimizer",
+    f"{PRIVATE_KERAS_ROOT}.policy.PolicyV1": "lossscale_compat.Policy",
+}
+"""Names imported from TF's private Keras mixed-precision modules (checked on TF 2.3.0 and 2.4.0) -> the
+`lossscale_compat` name with TF 2.4's behaviour: a from-import of only these is moved to `lossscale_compat` (the
+local names kept). The experimental package's `loss_scale_optimizer`, `policy` and `get_layer_policy` are rows of
+`RENAMES`; the rest of that package is warned (LSC110)."""
+
 _KERAS_EXPERIMENTAL = (
     "tensorflow.keras.mixed_precision.experimental",
     "tensorflow.compat.v1.keras.mixed_precision.experimental",

@@ -74,3 +74,12 @@ def test_a_config_comparison_of_other_objects_is_skipped(target):
     assert not _prefilter.may_match(source, target)
     named = b"import keras\na = keras.layers.Dense(1)  # not a LossScaleOptimizer\nassert a.get_config() == {}\n"
     assert _prefilter.may_match(named, target) and not _prefilter.may_match_ast(named, target)
+
+
+@pytest.mark.parametrize("target", _mapping.TARGETS)
+@pytest.mark.parametrize("name", sorted(_mapping.PRIVATE_NAMES))
+def test_every_private_name_lossscale_compat_provides_passes_all_three_tests(name, target):
+    module, _, last = name.rpartition(".")
+    source = f"from {module} import {last}\n".encode()
+    assert _prefilter.may_match(source, target)
+    assert _prefilter.may_match_ast(source, target)
