@@ -150,4 +150,13 @@ class FoldFactor:
     keyword: cst.Arg
 
 
-NodeEdit = Union[cst.BaseExpression, NewAttr, FirstArgument, DtypePolicyOf, NewCall, AddKeyword, FoldFactor]
+@dataclasses.dataclass(frozen=True)
+class AssertionCall:
+    """`assert a.get_config() == b.get_config()` (or `self.assertEqual(...)` of them) -> `call`, a statement."""
+
+    call: cst.Call
+
+
+NodeEdit = Union[
+    cst.BaseExpression, NewAttr, FirstArgument, DtypePolicyOf, NewCall, AddKeyword, FoldFactor, AssertionCall
+]

@@ -71,6 +71,16 @@ class ImportPlanning(SiteScan):
         self._import_actions[alias] = (module, short, local)
         return True
 
+    def _plan_private_imports(self) -> None:
+        """Moves each from-import of only `_mapping.PRIVATE_NAMES` to lossscale_compat's names, the local names kept."""
+        for module, statement in self._private_imports:
+            assert not isinstance(statement.names, cst.ImportStar)  # as `SiteCollector.visit_ImportFrom` found
+            for alias in statement.names:
+                new_module, _, short = _mapping.PRIVATE_NAMES[f"{module}.{alias.evaluated_name}"].rpartition(".")
+                local = alias.evaluated_alias or alias.evaluated_name
+                self._import_actions[alias] = (new_module, short, local)
+            self._warn(statement, w.PRIVATE_IMPORT_NOTE)
+
     def _site_binding(self, site: Expr) -> str | None:
         """Returns the module-level from-import binding a bare-name site uses, if any."""
         if isinstance(site, cst.Name) and site.value in self._bindings:

@@ -26,6 +26,14 @@ WORD_GROUPS: tuple[tuple[bytes, ...], ...] = (
 )
 LOOP_METHODS = tuple(method.encode() for method in _mapping.LOOP_METHODS)
 """Custom-loop calls that Keras 3 rewrites, on any receiver."""
+PRIVATE_ROOT = _mapping.PRIVATE_KERAS_ROOT.encode()
+"""TF's private Keras mixed-precision package, which TF 2.4's own modules spell with no TF 2.4 namespace word."""
+CONFIG_WORDS = (
+    _mapping.CONFIG_METHOD.encode(),
+    tuple(sorted({name.rpartition(".")[2].encode() for name in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES})),
+)
+"""A config comparison the codemod rewrites reads `get_config` of a name bound to a call of a loss-scale optimizer
+class, on either target, also in a file with no TF 2.4 name: the method, and one of the classes' own names."""
 
 
 def _sure_match() -> re.Pattern[bytes]:
@@ -47,6 +55,11 @@ SURE_MATCH = _sure_match()
 def may_match(data: bytes, target: str = "keras3") -> bool:
     """Returns whether `data` could contain anything the codemod rewrites (cheap byte test)."""
     if all(any(word in data for word in group) for group in WORD_GROUPS):
+        return True
+    if PRIVATE_ROOT in data:
+        return True  # TF's private Keras package: mapped names are moved to lossscale_compat, the rest warned
+    method, classes = CONFIG_WORDS
+    if method in data and any(name in data for name in classes):
         return True
     return target == "keras3" and any(token in data for token in LOOP_METHODS)
 
@@ -77,20 +90,24 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
     read = _read_imports(tree, target)
     if read is None:
         return True  # TF 2.4's private package: mapped names are rewritten, the others warned
-    imported, assigns, loops = read
+    imported, assigns, loops, configs = read
     _add_module_aliases(imported, assigns)
     roots = {local: full for local, full in imported.items() if any(f.startswith("tensorflow") for f in full)}
     if roots and _names_legacy(tree, roots):
         return True
-    return loops and not _builds_shim_optimizer(tree, imported)
+    if configs and _calls_one_of(tree, imported, _mapping.LOSS_SCALE_OPTIMIZER_CLASSES):
+        return True  # a regression test may compare two loss-scale optimizers' configs
+    return loops and not _calls_one_of(tree, imported, _mapping.SHIM_OPTIMIZERS)
 
 
 def _read_imports(
     tree: ast.AST, target: str
-) -> tuple[dict[str, set[str]], list[tuple[ast.Name, ast.expr]], bool] | None:
+) -> tuple[dict[str, set[str]], list[tuple[ast.Name, ast.expr]], bool, bool] | None:
     """(What each imported local name stands for, the `name = a.b.c` assignments, whether a Keras 3 custom-loop
-    call is made), or None when the module imports from TF 2.4's private Keras package."""
+    call is made, whether `get_config` is read), or None when the module imports from TF 2.4's private Keras
+    package."""
     loops = False  # Keras 3: a TF 2.4 custom-loop call, which needs a look unless it runs on our shim
+    configs = False  # a `get_config` read, which a regression test may compare
     imported: dict[str, set[str]] = {}
     assigns: list[tuple[ast.Name, ast.expr]] = []  # `name = a.b.c`: module aliases made by assignment
     for node in ast.walk(tree):
@@ -103,18 +120,20 @@ def _read_imports(
                 assigns.append((node.targets[0], node.value))
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith(_mapping.PRIVATE_KERAS_PACKAGE):
+                if alias.name.startswith(_mapping.PRIVATE_KERAS_ROOT):
                     return None
                 local = alias.asname or alias.name.split(".")[0]
                 imported.setdefault(local, set()).add(alias.name if alias.asname else local)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if node.module.startswith(_mapping.PRIVATE_KERAS_PACKAGE):
+            if node.module.startswith(_mapping.PRIVATE_KERAS_ROOT):
                 return None
             for alias in node.names:
                 imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.Attribute) and node.attr == _mapping.CONFIG_METHOD:
+            configs = True
         elif target == "keras3" and isinstance(node, ast.Attribute) and node.attr in _mapping.LOOP_METHODS:
             loops = True
-    return imported, assigns, loops
+    return imported, assigns, loops, configs
 
 
 def _add_module_aliases(imported: dict[str, set[str]], assigns: list[tuple[ast.Name, ast.expr]]) -> None:
@@ -155,17 +174,15 @@ def _names_legacy(tree: ast.AST, roots: dict[str, set[str]]) -> bool:
     return False
 
 
-def _builds_shim_optimizer(tree: ast.AST, imported: dict[str, set[str]]) -> bool:
-    """Whether the module calls lossscale_compat's (Keras)LossScaleOptimizer, whose loops keep TF 2.4's contract.
+def _calls_one_of(tree: ast.AST, imported: dict[str, set[str]], classes: frozenset[str]) -> bool:
+    """Whether the module calls one of `classes` (dotted names) through its imports.
 
-    The codemod leaves such a module's loop calls alone (a second run over migrated code), so the `ast`
-    filter may skip it when nothing else matches.
+    With `_mapping.SHIM_OPTIMIZERS`: the codemod leaves the loop calls of a module that builds lossscale_compat's
+    optimizers alone (a second run over migrated code), so the `ast` filter may skip it when nothing else matches.
     """
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             root, rest = _dotted(node.func)
-            if root in imported and any(
-                (f"{full}.{rest}" if rest else full) in _mapping.SHIM_OPTIMIZERS for full in imported[root]
-            ):
+            if root in imported and any((f"{full}.{rest}" if rest else full) in classes for full in imported[root]):
                 return True
     return False

@@ -112,6 +112,14 @@ class SiteCollector:
         module = full_name(node.module) if node.module is not None and not node.relative else None
         if (
             module is not None
+            and not isinstance(node.names, cst.ImportStar)
+            and all(f"{module}.{alias.evaluated_name}" in _mapping.PRIVATE_NAMES for alias in node.names)
+        ):
+            if not self.command.is_suppressed(node):
+                self.command._private_imports.append((module, node))  # moved to lossscale_compat's names
+            return False
+        if (
+            module is not None
             and (module + ".").startswith(_mapping.PRIVATE_KERAS_PACKAGE + ".")
             and (
                 isinstance(node.names, cst.ImportStar)
@@ -138,6 +146,13 @@ class SiteCollector:
             and not self.command.is_suppressed(node)
         ):
             self.loops.append(node)
+        elif (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == _mapping.CONFIG_METHOD
+            and not node.args
+            and not self.command.is_suppressed(node)
+        ):
+            self.command._config_reads.append(node)  # a regression test's config comparison, if compared
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value == "loss_scale" and isinstance(node.value, cst.Call):

@@ -276,33 +276,11 @@ class _BuiltinScope(Scope):
 class GlobalScope(Scope):
     def __init__(self, tracker: _Tracker) -> None:
         super().__init__(_BuiltinScope(None, tracker), tracker)
-        self.asked: set[str] | None = None
-        """When a set: the first names of everything asked of this scope (`_halves` checks a half against it)."""
 
     def every_binding(self) -> Iterator[Binding]:
         """Each binding made in the module scope itself."""
         for bound in self._bindings.values():
             yield from bound
-
-    def _note(self, name: str) -> None:
-        if self.asked is not None:
-            self.asked.add(name.partition(".")[0])
-
-    def _resolve(self, name: str, start: Scope) -> Collection[Binding]:
-        self._note(name)
-        return super()._resolve(name, start)
-
-    def __contains__(self, name: str) -> bool:
-        self._note(name)
-        return super().__contains__(name)
-
-    def _bindings_of(self, name: str) -> list[Binding]:
-        self._note(name)
-        return super()._bindings_of(name)
-
-    def _uses_of(self, name: str) -> list[Access]:
-        self._note(name)
-        return super()._uses_of(name)
 
 
 class FunctionScope(Scope):
@@ -752,11 +730,9 @@ _VISIT: dict[type, Callable[[_Walk, Any, int], None]] = {
 children."""
 
 
-def scopes(module: cst.Module, source: bytes | None = None, record_asked: bool = False) -> dict[cst.CSTNode, Scope]:
+def scopes(module: cst.Module, source: bytes | None = None) -> dict[cst.CSTNode, Scope]:
     """Maps each node that can name something to its scope; the module maps to the `GlobalScope`."""
     tracker = _Tracker()
-    if record_asked:
-        tracker.globals.asked = set()
     typing_names = source is None or b"typing" in source
     _Walk(tracker, typing_names).visit(module, _LOAD)
     return tracker.scope_of

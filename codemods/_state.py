@@ -41,6 +41,8 @@ class CommandState:
     _optimizer_scale_reads: list[cst.Attribute]
     _other_scale_reads: list[cst.Attribute]
     _policy_scale_reads: list[cst.Attribute]
+    _config_reads: list[cst.Call]
+    _private_imports: list[tuple[str, cst.ImportFrom]]
     _tf1_consumers: set[cst.Call]
     _shim_calls: set[cst.Call]
     _folded: set[cst.CSTNode]

@@ -37,7 +37,6 @@ ESCAPING_SHIM_NOTE = "LSC129"
 # Sites left alone (issue 9): the optimizer's kind, or the object read, cannot be proven.
 GRAPH_REWRITE_KIND_UNKNOWN = "LSC128"
 SCALE_READ_NOT_PROVEN = "LSC130"
-POLICY_NO_LOSS_SCALE = "LSC131"
 CLASS_SHIM_NOTE = "LSC132"
 UNTRACED_LOOP_NOTE = "LSC133"
 # Sites no modern rewrite can be proven for, moved to a lossscale_compat run-time fallback (issue 25).
@@ -47,6 +46,7 @@ CLASS_CHECK_FALLBACK_NOTE = "LSC136"
 MODULE_FALLBACK_NOTE = "LSC137"
 CONFIG_EQUIVALENCE_NOTE = "LSC138"
 CONFIG_COMPARED = "LSC139"
+PRIVATE_IMPORT_NOTE = "LSC140"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -76,9 +76,11 @@ MESSAGES = {
         "left alone. Instead, spell the arguments out and run the codemod again."
     ),
     POLICY_LOSS_SCALE: (
-        "A modern policy has no `loss_scale`, and this one cannot be dropped safely, so the call "
-        "was left alone. Instead, pass the loss scale to `LossScaleOptimizer`, or use "
-        "`compile(auto_scale_loss=False)` for no loss scaling."
+        "This reads the global policy's `loss_scale`, which a modern policy lacks (it raises AttributeError), and the "
+        "global policy is not provably a `lossscale_compat.Policy` here (a policy is set by name, or this module "
+        "builds none), so the read was left alone. Instead, build the policy with "
+        "`lossscale_compat.Policy(name, loss_scale=...)` and set that, or read the scale from the optimizer "
+        "(`.dynamic_scale` of a Keras 3 `LossScaleOptimizer`)."
     ),
     UNSCALED_GRADIENTS_USED: (
         "These unscaled gradients are used other than by `apply_gradients` of the same optimizer, "
@@ -224,13 +226,6 @@ MESSAGES = {
         "is not provably lossscale_compat's class, so the read was left alone. Instead, read "
         "`.dynamic_scale` if it is Keras 3's class, or keep `.loss_scale` if it is lossscale_compat's."
     ),
-    POLICY_NO_LOSS_SCALE: (
-        "This policy was built with `loss_scale=None` (no loss scaling) and a name known only at run time, so "
-        "it now builds the modern policy of the same name, which carries no loss scale. Where the name is "
-        "`mixed_float16`, a model compiled under it gets a dynamic loss scale: to keep loss scaling off, pass "
-        "`compile(auto_scale_loss=False)` on Keras 3, or on tf_keras wrap the optimizer yourself in "
-        "`LossScaleOptimizer(opt, dynamic=False, initial_scale=1)`."
-    ),
     CLASS_SHIM_NOTE: (
         "The experimental `LossScaleOptimizer` class is kept as a value here (to be called, or checked with "
         "`isinstance`, elsewhere), so it now names lossscale_compat's class, which takes TF 2.4's arguments "
@@ -279,10 +274,21 @@ MESSAGES = {
         "`lossscale_compat.testing.assert_config_equivalent(a, b)`, which passes when both build the same optimizer."
     ),
     CONFIG_COMPARED: (
-        "This compares two loss-scale optimizers' `get_config()` with `==`, which fails on Keras 3 (unique "
-        "optimizer names, modern loss-scale keys), and it is not an `assert` statement the codemod can rewrite. "
-        "Instead, call `lossscale_compat.testing.assert_config_equivalent(a, b)`, or compare "
-        "`lossscale_compat.config_differences(a, b)` with `[]`."
+        "This compares a loss-scale optimizer's `get_config()` with `==` or `!=`, which on Keras 3 never finds two "
+        "optimizers equal (each has a unique name, and the modern config spells the loss scale differently), and "
+        "the codemod rewrites only `assert a.get_config() == b.get_config()` with no message, or "
+        "`self.assertEqual(a.get_config(), b.get_config())`, between two names bound here to loss-scale optimizer "
+        "constructions, so it was left alone. Instead, call `lossscale_compat.testing.assert_config_equivalent(a, b)` "
+        "to assert they build the same optimizer, or test `lossscale_compat.config_differences(a, b)`: empty when "
+        "they do, a line per difference when not."
+    ),
+    PRIVATE_IMPORT_NOTE: (
+        "This imports from TensorFlow's private Keras mixed-precision modules (`tensorflow.python.keras`), which are "
+        "gone (TF <= 2.3's experimental package) or hold TensorFlow's old internal Keras, whose classes today's Keras "
+        "does not accept, so it now imports lossscale_compat's names of the same behaviour under the same local names: "
+        "`LossScaleOptimizerV1` is lossscale_compat's `LossScaleOptimizer`, TF 2.4's `LossScaleOptimizer` its "
+        "`KerasLossScaleOptimizer`, `PolicyV1` its `Policy`, and the loss scale's `get`/`serialize`/`deserialize` its "
+        "own. To move on, use the target's `keras.mixed_precision` names (see docs/codemod.md)."
     ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
@@ -322,6 +328,7 @@ NOTE_CODES = frozenset(
         CLASS_CHECK_FALLBACK_NOTE,
         MODULE_FALLBACK_NOTE,
         CONFIG_EQUIVALENCE_NOTE,
+        PRIVATE_IMPORT_NOTE,
     }
 )
 

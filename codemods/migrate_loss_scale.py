@@ -24,6 +24,7 @@ from . import _warnings as w
 from ._edits import (
     KEEP,
     AddKeyword,
+    AssertionCall,
     DropCall,
     DtypePolicyOf,
     FirstArgument,
@@ -53,6 +54,7 @@ from ._values import (
     restyle,
     restyle_aliases,
 )
+from .rules.config_compare import ConfigCompareRule
 from .rules.custom_loop import CustomLoopRule
 from .rules.graph_rewrite import GraphRewriteRule
 from .rules.loss_scale import LossScaleRule
@@ -81,6 +83,7 @@ class MigrateLossScaleCommand(
     PolicyRule,
     GraphRewriteRule,
     CustomLoopRule,
+    ConfigCompareRule,
     ResolveWithoutCopy,
     CodemodCommand,
     cst.CSTTransformer,
@@ -101,10 +104,6 @@ class MigrateLossScaleCommand(
     # parents from our own first pass, and positions from the print of the module that the engine needs
     # anyway (see `_position`).
     METADATA_DEPENDENCIES = ()
-    ADDS_IMPORTS = True
-    """Whether the transform adds the imports its new names need (not for the second half of a split module)."""
-    RECORDS_ASKED = False
-    """Whether the module's scope notes every name asked of it (for a half of a split module)."""
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -139,7 +138,7 @@ class MigrateLossScaleCommand(
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Analyses `tree`, rewrites only the paths to the nodes that change, adds imports, places findings."""
         new = tree.visit(self)
-        if self._needed_imports and self.ADDS_IMPORTS:
+        if self._needed_imports:
             new = _imports.add_imports(new, self._needed_imports, self.context.full_package_name)
         self._place_findings(tree)
         self._global.tracker.release()
@@ -198,7 +197,7 @@ class MigrateLossScaleCommand(
                 for number, line in enumerate(_positions.LINE_BREAK.split(node.code), start=1)
                 if "lossscale-compat" in line and SUPPRESS_RE.search(line)
             }
-        self._scopes = _scopes.scopes(node, self.source, record_asked=self.RECORDS_ASKED)
+        self._scopes = _scopes.scopes(node, self.source)
         self._global = cast(_scopes.GlobalScope, self._scopes[node])
         self._bindings = {}
         self._alias_values: set[cst.CSTNode] = set()
@@ -211,6 +210,8 @@ class MigrateLossScaleCommand(
         self._optimizer_scale_reads: list[cst.Attribute] = []
         self._other_scale_reads: list[cst.Attribute] = []
         self._policy_scale_reads: list[cst.Attribute] = []
+        self._config_reads: list[cst.Call] = []
+        self._private_imports: list[tuple[str, cst.ImportFrom]] = []
         self._tf1_consumers: set[cst.Call] = set()  # graph rewrites kept for TF1 (or of an unknown optimizer)
         self._shim_calls: set[cst.Call] = set()
         SiteCollector(self, sites, loops).run(*self._scanned)
@@ -224,6 +225,7 @@ class MigrateLossScaleCommand(
         if self.target == "keras3":
             self._shim_escaping(decisions, loops)
         self._plan_imports(decisions)
+        self._plan_private_imports()
         for site, edit in decisions.items():
             self._apply_decision(site, edit)
         on_shim = self.target == "keras3" and (
@@ -241,6 +243,7 @@ class MigrateLossScaleCommand(
         self._plan_drops()
         self._warn_kept_imports(decisions)
         self._warn_global_scale_reads(decisions)
+        self._plan_config_comparisons()
         self._mark_path()
         return True
 
@@ -538,6 +541,8 @@ class MigrateLossScaleCommand(
         plan = self._replace.get(original_node)
         if plan is None or isinstance(plan, cst.BaseExpression):
             return updated_node
+        if isinstance(plan, AssertionCall):  # `self.assertEqual(a.get_config(), b.get_config())`
+            return plan.call
         index = {id(arg): i for i, arg in enumerate(original_node.args)}
 
         def updated(arg: cst.Arg) -> cst.Arg:
@@ -570,6 +575,12 @@ class MigrateLossScaleCommand(
                 args=args,
             )
         raise AssertionError(plan)
+
+    def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert) -> cst.Assert | cst.Expr:
+        plan = self._replace.get(original_node)
+        if isinstance(plan, AssertionCall):  # `assert a.get_config() == b.get_config()`
+            return cst.Expr(value=plan.call, semicolon=updated_node.semicolon)
+        return updated_node
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr | cst.RemovalSentinel:
         if original_node in self._drop_small:

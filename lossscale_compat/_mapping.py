@@ -84,6 +84,24 @@ SHIM_OPTIMIZERS = frozenset({"lossscale_compat.LossScaleOptimizer", "lossscale_c
 PRIVATE_KERAS_PACKAGE = "tensorflow.python.keras.mixed_precision.experimental"
 """Gone from today's TensorFlow; an import of anything in it the codemod cannot map is warned (LSC110)."""
 
+# TF 2.4's own private Keras mixed-precision package (the experimental one above is TF <= 2.3's).
+PRIVATE_KERAS_ROOT = "tensorflow.python.keras.mixed_precision"
+
+PRIVATE_NAMES: dict[str, str] = {
+    **{
+        f"{package}.loss_scale.{name}": f"lossscale_compat.{name}"
+        for package in (PRIVATE_KERAS_ROOT, PRIVATE_KERAS_PACKAGE)
+        for name in ("get", "serialize", "deserialize")
+    },
+    f"{PRIVATE_KERAS_ROOT}.loss_scale_optimizer.LossScaleOptimizerV1": "lossscale_compat.LossScaleOptimizer",
+    f"{PRIVATE_KERAS_ROOT}.loss_scale_optimizer.LossScaleOptimizer": "lossscale_compat.KerasLossScaleOptimizer",
+    f"{PRIVATE_KERAS_ROOT}.policy.PolicyV1": "lossscale_compat.Policy",
+}
+"""Names imported from TF's private Keras mixed-precision modules (checked on TF 2.3.0 and 2.4.0) -> the
+`lossscale_compat` name with TF 2.4's behaviour: a from-import of only these is moved to `lossscale_compat` (the
+local names kept). The experimental package's `loss_scale_optimizer`, `policy` and `get_layer_policy` are rows of
+`RENAMES`; the rest of that package is warned (LSC110)."""
+
 _KERAS_EXPERIMENTAL = (
     "tensorflow.keras.mixed_precision.experimental",
     "tensorflow.compat.v1.keras.mixed_precision.experimental",
@@ -241,6 +259,30 @@ def replacement(rename: Rename, target: str) -> str | None:
         raise ValueError(f"`target` must be one of {', '.join(map(repr, TARGETS))}, got {target!r}")
     return getattr(rename, target)
 
+
+LOSS_SCALE_OPTIMIZER_CLASSES = (
+    frozenset(
+        name
+        for rename in RENAMES
+        if rename.rule == "loss_scale_optimizer"
+        for name in (rename.old, rename.keras3, rename.tf_keras, rename.shim)
+        if name is not None
+    )
+    | SHIM_OPTIMIZERS
+)
+"""Every class whose call builds a loss-scale optimizer: TF 2.4's, the modern ones and lossscale_compat's. A name bound
+once to such a call is a loss-scale optimizer the codemod knows (for `CONFIG_METHOD` comparisons)."""
+
+CONFIG_METHOD = "get_config"
+"""`a.get_config() == b.get_config()` between two of `LOSS_SCALE_OPTIMIZER_CLASSES`, in a regression test, fails on
+Keras 3 (unique optimizer names): the codemod moves it to `CONFIG_ASSERTION`, also in a file that names no TF 2.4 API
+any more (one migrated before), so the prefilter lets a file through on this method and a class's word."""
+
+CONFIG_ASSERTION = "lossscale_compat.testing.assert_config_equivalent"
+"""What a regression test's config comparison of two loss-scale optimizers becomes (`CONFIG_METHOD`)."""
+
+CONFIG_ASSERTION_METHODS = ("assertEqual", "assertDictEqual")
+"""unittest's equality assertions that a config comparison may be written with (`self.assertEqual(a, b)`)."""
 
 LOOP_METHODS: tuple[str, ...] = ("get_scaled_loss", "get_unscaled_gradients")
 """TF 2.4 LossScaleOptimizer's custom-loop methods, gone from Keras 3's class: the codemod rewrites the loop there."""

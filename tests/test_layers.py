@@ -20,6 +20,7 @@ CODEMOD_LAYERS = {
     "command": {"migrate_loss_scale", "_import_plan"},
     "rules": {
         "rules",
+        "rules.config_compare",
         "rules.custom_loop",
         "rules.graph_rewrite",
         "rules.loss_scale",

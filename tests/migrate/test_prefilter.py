@@ -57,3 +57,29 @@ def test_a_loop_call_needs_a_look_on_keras3_only(method):
     source = f"scaled = opt.{method}(x)\n".encode()
     assert _prefilter.may_match(source, "keras3") and not _prefilter.may_match(source, "tf_keras")
     assert _prefilter.may_match_ast(source, "keras3") and not _prefilter.may_match_ast(source, "tf_keras")
+
+
+@pytest.mark.parametrize("target", _mapping.TARGETS)
+@pytest.mark.parametrize("cls", sorted(_mapping.LOSS_SCALE_OPTIMIZER_CLASSES))
+def test_a_config_comparison_of_a_loss_scale_optimizer_passes_without_tf24_words(cls, target):
+    module, _, last = cls.rpartition(".")
+    source = f"from {module} import {last} as Built\na = Built(inner)\nassert a.get_config() == b.get_config()\n".encode()
+    assert _prefilter.may_match(source, target)
+    assert _prefilter.may_match_ast(source, target)
+
+
+@pytest.mark.parametrize("target", _mapping.TARGETS)
+def test_a_config_comparison_of_other_objects_is_skipped(target):
+    source = b"import keras\na = keras.layers.Dense(1)\nassert a.get_config() == b.get_config()\n"
+    assert not _prefilter.may_match(source, target)
+    named = b"import keras\na = keras.layers.Dense(1)  # not a LossScaleOptimizer\nassert a.get_config() == {}\n"
+    assert _prefilter.may_match(named, target) and not _prefilter.may_match_ast(named, target)
+
+
+@pytest.mark.parametrize("target", _mapping.TARGETS)
+@pytest.mark.parametrize("name", sorted(_mapping.PRIVATE_NAMES))
+def test_every_private_name_lossscale_compat_provides_passes_all_three_tests(name, target):
+    module, _, last = name.rpartition(".")
+    source = f"from {module} import {last}\n".encode()
+    assert _prefilter.may_match(source, target)
+    assert _prefilter.may_match_ast(source, target)

@@ -706,3 +706,62 @@ def test_graph_rewrite_imported_under_an_alias_keeps_the_tf1_name(target):
         target,
         codes=[w.TF1_KEPT_NOTE],
     )
+
+
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # TF 2.4's own private modules
+            "from tensorflow.python.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizerV1",
+            "from lossscale_compat import LossScaleOptimizer as LossScaleOptimizerV1",
+        ),
+        (
+            "from tensorflow.python.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizer as LSO",
+            "from lossscale_compat import KerasLossScaleOptimizer as LSO",
+        ),
+        (
+            "from tensorflow.python.keras.mixed_precision.policy import PolicyV1",
+            "from lossscale_compat import Policy as PolicyV1",
+        ),
+        (  # TF <= 2.3's experimental package
+            "from tensorflow.python.keras.mixed_precision.experimental.loss_scale import get, serialize as ser",
+            "from lossscale_compat import get, serialize as ser",
+        ),
+    ],
+)
+def test_private_import_of_a_name_lossscale_compat_provides_moves_to_it(before, after, target):
+    body = "\n\nok = isinstance(o, tuple)\n"
+    check(before + body, after + body, target, codes=[w.PRIVATE_IMPORT_NOTE])
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        # a name lossscale_compat lacks, with one it has: the statement stays whole
+        "from tensorflow.python.keras.mixed_precision.experimental.loss_scale import get, LossScale",
+        # the module itself: its uses would need rewriting
+        "from tensorflow.python.keras.mixed_precision.experimental import loss_scale",
+        # a policy's serialize is not the loss scale's
+        "from tensorflow.python.keras.mixed_precision.experimental.policy import serialize",
+    ],
+)
+def test_private_import_of_anything_else_in_the_experimental_package_stays_warned(statement):
+    source = statement + "\n"
+    check(source, source, codes=[w.UNSUPPORTED_USE])
+
+
+def test_private_import_moved_to_lossscale_compat_runs():
+    """The moved names exist, and TF 2.4's V1 class takes TF 2.4's arguments."""
+    new, codes = migrate(
+        "from tensorflow.python.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizerV1\n"
+        "from tensorflow.python.keras.mixed_precision.loss_scale import get\n"
+    )
+    assert codes == [w.PRIVATE_IMPORT_NOTE] * 2
+    tf = pytest.importorskip("tensorflow")
+    namespace: dict = {}
+    exec(compile(new, "t.py", "exec"), namespace)
+    scale = namespace["get"](128)
+    assert float(scale()) == 128.0
+    opt = namespace["LossScaleOptimizerV1"](tf.keras.optimizers.SGD(0.1), scale)
+    assert float(opt.loss_scale) == 128.0

@@ -37,10 +37,6 @@ PROGRAMS = {
 TARGETS = ("keras3", "tf_keras")
 STACK = "keras3" if _flavour.has_keras3_loss_scaling() else "keras2"
 
-_KERAS3_ITERATIONS = (
-    "Keras 3's LossScaleOptimizer does not count skipped steps in `iterations`, and the program's control "
-    "flow reads it"
-)
 # (program, stack) -> why `lossscale-compat run` does not reproduce TF 2.4.0 yet: none since our Keras 3 class takes
 # TF 2.4's `experimental_aggregate_gradients` (issue #23).
 LEGACY_XFAIL: dict = {}

@@ -1,0 +1,123 @@
+"""Regression tests: `a.get_config() == b.get_config()` of two loss-scale optimizers -> `assert_config_equivalent`.
+
+A receiver is known to be a loss-scale optimizer when it is a name bound once, in its scope, to a call of one of
+`_mapping.LOSS_SCALE_OPTIMIZER_CLASSES` (TF 2.4's, the modern or lossscale_compat's). Two known receivers compared in
+`assert x == y` (no message) or `self.assertEqual(x, y)` are rewritten; any other comparison of a known one is warned
+and left alone; comparisons of two unknown objects (layers, models, plain optimizers) are not touched.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from lossscale_compat import _mapping
+
+from .. import _warnings as w
+from .._edits import AssertionCall
+from .._scan import SiteScan
+from .._values import Expr, Unsafe, dotted_expression
+
+
+class ConfigCompareRule(SiteScan):
+    """Plans the rewrite (or the warning) of each config comparison between loss-scale optimizers."""
+
+    def _plan_config_comparisons(self) -> None:
+        """Rewrites or warns each `==`/`!=` comparison, or unittest equality assertion, of two `get_config()` reads."""
+        seen: set[cst.CSTNode] = set()
+        reads = set(self._config_reads)
+        for read in self._config_reads:
+            compared = self._config_comparison(read, reads)
+            if compared is None or compared[0] in seen:
+                continue
+            node, left, right = compared
+            seen.add(node)
+            known = [self._known_loss_scale_optimizer(read) for read in (left, right)]
+            if not any(known):
+                continue  # nothing says these are loss-scale optimizers: not ours to touch
+            statement = self._rewritable(node) if all(known) else None
+            if statement is None:
+                self._warn(node, w.CONFIG_COMPARED)
+                continue
+            receivers = [cst.ensure_type(read.func, cst.Attribute).value for read in (left, right)]
+            try:
+                func = self._spell_config_assertion(node)
+            except Unsafe as unsafe:
+                self._warn(node, unsafe.code)
+                continue
+            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            call = cst.Call(func=func, args=[cst.Arg(receivers[0], comma=comma), cst.Arg(receivers[1])])
+            self._replace[statement] = AssertionCall(call)
+            self._warn(node, w.CONFIG_EQUIVALENCE_NOTE)
+
+    def _config_comparison(self, read: cst.Call, reads: set[cst.Call]) -> tuple[cst.CSTNode, cst.Call, cst.Call] | None:
+        """(The comparison or assertion call, its two `get_config()` reads) when `read` is one of two compared."""
+        parent = self._parent(read)
+        if isinstance(parent, cst.ComparisonTarget):
+            parent = self._parent(parent)
+        if isinstance(parent, cst.Comparison):
+            if len(parent.comparisons) != 1 or not isinstance(
+                parent.comparisons[0].operator, (cst.Equal, cst.NotEqual)
+            ):
+                return None
+            sides = (parent.left, parent.comparisons[0].comparator)
+            if all(side in reads for side in sides):
+                return parent, cst.ensure_type(sides[0], cst.Call), cst.ensure_type(sides[1], cst.Call)
+            return None
+        call = self._parent(parent) if isinstance(parent, cst.Arg) else None
+        if (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value.startswith("assert")
+            and len(call.args) >= 2
+            and all(arg.value in reads for arg in call.args[:2])
+        ):
+            return call, cst.ensure_type(call.args[0].value, cst.Call), cst.ensure_type(call.args[1].value, cst.Call)
+        return None
+
+    def _known_loss_scale_optimizer(self, read: cst.Call) -> bool:
+        """Whether `read`'s receiver is a name bound once, in its scope, to a loss-scale optimizer's construction."""
+        receiver = cst.ensure_type(read.func, cst.Attribute).value
+        if not isinstance(receiver, cst.Name):
+            return False
+        value = self._assigned_value(receiver)
+        return value is not None and self.called_name(value) in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES
+
+    def _rewritable(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement or call to replace with the assertion: `assert x == y` with no message, or
+        `self.assertEqual(x, y)` as a statement of its own; None for anything else (`!=`, `assert not`, an `if`)."""
+        if isinstance(node, cst.Comparison):
+            statement = self._parent(node)
+            if (
+                isinstance(node.comparisons[0].operator, cst.Equal)
+                and isinstance(statement, cst.Assert)
+                and statement.test is node
+                and statement.msg is None
+            ):
+                return statement
+            return None
+        call = cst.ensure_type(node, cst.Call)
+        statement = self._parent(call)
+        method = cst.ensure_type(call.func, cst.Attribute)
+        if (
+            method.attr.value in _mapping.CONFIG_ASSERTION_METHODS
+            and isinstance(method.value, cst.Name)
+            and method.value.value == "self"
+            and len(call.args) == 2
+            and all(arg.keyword is None and not arg.star for arg in call.args)
+            and isinstance(statement, cst.Expr)
+        ):
+            return call
+        return None
+
+    def _spell_config_assertion(self, site: cst.CSTNode) -> Expr:
+        """`lossscale_compat.testing.assert_config_equivalent`, with `import lossscale_compat.testing` added; raises
+        Unsafe where `lossscale_compat` names something else here."""
+        module = _mapping.CONFIG_ASSERTION.rpartition(".")[0]
+        top = module.partition(".")[0]
+        scope = self._scopes.get(site) or self._global
+        if top in self._global and self._bindings.get(top, ("",))[0] != top:
+            raise Unsafe(w.NAME_CLASH)
+        if top in scope and set(scope[top]) != set(self._global[top]):
+            raise Unsafe(w.NAME_CLASH)
+        self._needed_imports.append((module, None, None))
+        return dotted_expression(_mapping.CONFIG_ASSERTION)

@@ -1,0 +1,51 @@
+"""docs/codemod.md's corpus figure is what bench/corpus_figure.py computes from this checkout's codemod."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from lossscale_compat.codemods import _warnings as w
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def figure():
+    spec = importlib.util.spec_from_file_location("corpus_figure", REPO / "bench" / "corpus_figure.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_doc_shows_the_figure_the_script_computes(figure):
+    text = (REPO / "docs" / "codemod.md").read_text(encoding="utf-8")
+    start, stop = text.index(figure.BEGIN), text.index(figure.END) + len(figure.END)
+    assert text[start:stop] == figure.render(), "run `python bench/corpus_figure.py` and commit docs/codemod.md"
+
+
+def test_each_kind_of_site_is_placed_where_it_ends(figure):
+    old = (
+        b"import tensorflow as tf\n"
+        b"p = tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=s)\n"
+        b"tf.keras.mixed_precision.experimental.set_policy(p)\n"
+        b"print(p.loss_scale)\n"
+    )
+    new = (
+        b"import tensorflow as tf\nimport lossscale_compat\n\n"
+        b"p = lossscale_compat.Policy('mixed_float16', loss_scale=s)\n"
+        b"tf.keras.mixed_precision.set_global_policy(p)\n"
+        b"print(p.loss_scale)\n"
+    )
+    findings = [w.Finding(2, 6, w.POLICY_FALLBACK_NOTE), w.Finding(4, 0, w.UNSUPPORTED_USE)]
+    # line 2: a note where the new code names lossscale_compat; line 3: a silent rewrite to no shim name;
+    # line 4: unchanged, but warned for a person
+    assert sorted(figure.classify(old, new, findings)) == ["modern API", "needs a person", "shim"]
+
+
+def test_a_note_at_an_unchanged_loop_line_is_on_the_shim_only_for_the_flow_codes(figure):
+    source = b"g = opt.get_unscaled_gradients(g)\n"
+    assert figure.classify(source, source, [w.Finding(1, 4, w.GRADIENTS_CLIPPED)]) == ["shim"]
+    assert figure.classify(source, source, [w.Finding(1, 4, w.ITERATIONS_NOTE)]) == ["modern API"]
