@@ -27,6 +27,10 @@ class FileResult:
     new_findings: list[w.Finding] | None = None
     """`findings` placed in the new file, when `line_map` cannot say where (notebook cells)."""
 
+    def new_line(self, line: int) -> int:
+        """Where line `line` of the old file is in the new one (the same line when nothing moved)."""
+        return self.line_map(line) if self.line_map else line
+
 
 def import_command() -> None:
     """Imports libcst and the command, which `transform_code` imports when first called."""

@@ -127,7 +127,7 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
     head_lines = head.count("\n")
     after = []
     for finding in result.findings:
-        moved = w.Finding(result.line_map(finding.line) if result.line_map else finding.line, finding.col, finding.code)
+        moved = w.Finding(result.new_line(finding.line), finding.col, finding.code)
         placed = _cell_finding(moved, new_lines)
         if placed.cell is None:  # in the lines added above the first cell, which belong to it
             placed = w.Finding(moved.line, moved.col, moved.code, code_cells[0][0])

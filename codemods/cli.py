@@ -127,8 +127,7 @@ def _process(path: str, data: bytes, target: str) -> _Result:
     if result.new_findings is not None:
         findings = list(zip(result.findings, result.new_findings))
     else:
-        mapped = result.line_map or (lambda line: line)
-        findings = [(f, w.Finding(mapped(f.line), f.col, f.code, f.cell)) for f in result.findings]
+        findings = [(f, w.Finding(result.new_line(f.line), f.col, f.code, f.cell)) for f in result.findings]
     return _Result(path, result.status, data, result.new, findings, result.error)
 
 
@@ -266,6 +265,11 @@ def _check_report_path(path: str) -> None:
     if os.path.isdir(path):
         example = os.path.join(path, "report.json")
         raise ValueError(f"--report {path} is a directory. Instead, name a file, e.g. {example}.")
+    if path.endswith((".py", ".pyi", ".ipynb")):  # `--report a.py b.py` took a source file as the report's name
+        raise ValueError(
+            f"--report {path} names a Python file, which the report would overwrite. Instead, name a .json file, "
+            "e.g. --report report.json, and list the files to migrate after it."
+        )
     if not os.path.isdir(parent):
         raise ValueError(
             f"--report {path}: the directory {parent} does not exist. Create it first or name another file."

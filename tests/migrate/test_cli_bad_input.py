@@ -128,6 +128,7 @@ def test_invalid_utf8_in_a_comment_is_said_to_be_rejected_by_python(tmp_path):
         (["--frobnicate", "."], b"lossscale-compat migrate: error: unrecognized arguments: --frobnicate."),
         (["--target", "keras2", "."], b"lossscale-compat migrate: error: argument --target: invalid choice: "),
         (["--report", "", "."], b"lossscale-compat: error: --report needs a file name, got ''."),
+        (["--write", "--report", "a.py", "."], b"lossscale-compat: error: --report a.py names a Python file"),
     ],
 )
 def test_a_usage_error_is_one_line(tmp_path, args, message):

@@ -89,26 +89,11 @@ def dangling(source, warned_lines):
     return sorted(set(found))
 
 
-# Known failures, kept as strict xfails until the codemod is fixed (issue 25's corpus).
-XFAIL = {
-    "real_finetune_tf1_mp_optimizer.py": (
-        "the file is left unchanged with a finding (LSC116), and migrate_source returns an 'unchanged' FileResult "
-        "with findings but line_map=None (codemods/_engine.py), so `result.line_map(finding.line)` raises TypeError"
-    ),
-}
-
-
-def _case(path):
-    reason = XFAIL.get(path.name) if path.parent.name == "corpus" else None
-    marks = [pytest.mark.xfail(strict=True, raises=TypeError, reason=reason)] if reason else []
-    return pytest.param(path, id=path.name, marks=marks)
-
-
-@pytest.mark.parametrize("path", [_case(p) for p in CORPUS])
+@pytest.mark.parametrize("path", CORPUS, ids=[p.name for p in CORPUS])
 def test_migrated_code_names_only_what_this_stack_has(path):
     result = migrate_source(path.read_bytes(), TARGET, str(path))
     assert result.status in ("changed", "unchanged"), result.error
-    warned = {result.line_map(finding.line) for finding in result.findings}
+    warned = {result.new_line(finding.line) for finding in result.findings}
     assert dangling(result.new.decode(), warned) == []
 
 
