@@ -3,6 +3,8 @@
 Its containers are immutable (tuples, frozensets, `types.MappingProxyType`), so a rule that tries to write one
 fails. Two parts are computed on demand and cached, because most files never need them: the positions (see
 `Positions`) and, inside `_scopes`, each scope's uses of a name; neither has a method a rule could write with.
+When the command is done with a module it empties the scopes' contents (`_scopes`' tracker `release`), so that
+the tree is freed without the cyclic collector; the facts' own containers stay as built.
 """
 
 from __future__ import annotations

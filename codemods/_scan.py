@@ -278,7 +278,7 @@ class _FactsBuilder(Reading):
         return Facts(
             module=self.module,
             parents=types.MappingProxyType(self.parents),
-            scopes=types.MappingProxyType(self.scopes),
+            scopes=types.MappingProxyType(dict(self.scopes)),  # its own: `_scopes` empties the scan's at the end
             global_scope=self.global_scope,
             positions=self.positions,
             suppressed=self.suppressed,
