@@ -160,3 +160,44 @@ class AssertionCall:
 NodeEdit = Union[
     cst.BaseExpression, NewAttr, FirstArgument, DtypePolicyOf, NewCall, AddKeyword, FoldFactor, AssertionCall
 ]
+
+
+# ------------------------------------------------------------------ the plan: what the rules produce for one module
+
+
+@dataclasses.dataclass(eq=False)
+class Plan:
+    """The rewrite the rules plan for one module, which the command applies; the facts stay as they were read."""
+
+    replace: dict[cst.CSTNode, NodeEdit] = dataclasses.field(default_factory=dict)
+    """Each node that changes, and how."""
+    drop_statements: set[cst.CSTNode] = dataclasses.field(default_factory=set)
+    """Whole lines (or an `if` of one) to remove."""
+    drop_small: set[cst.CSTNode] = dataclasses.field(default_factory=set)
+    """Small statements to remove from their line."""
+    as_pass: set[cst.CSTNode] = dataclasses.field(default_factory=set)
+    """Lines that become `pass`, so that their block is not left empty."""
+    carry: dict[cst.CSTNode, list[cst.EmptyLine]] = dataclasses.field(default_factory=dict)
+    """Comments of removed lines, carried to the next kept statement (or a block's footer)."""
+    import_actions: dict[cst.ImportAlias, tuple[str, str, str] | None] = dataclasses.field(default_factory=dict)
+    """Per import alias: None to drop it, or (module, name, local name) to move it; absent to keep it."""
+    needed_imports: list[tuple[str, str | None, str | None]] = dataclasses.field(default_factory=list)
+    """Imports to add: (module, name or None, alias or None)."""
+    warnings: list[tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=list)
+    """The warnings to place, as (node, code)."""
+    # What the decisions so far settled, which later decisions read.
+    folded: set[cst.CSTNode] = dataclasses.field(default_factory=set)
+    """Loss-scale sites folded into the call that takes them."""
+    kept_calls: dict[cst.CSTNode, str] = dataclasses.field(default_factory=dict)
+    """Calls left alone, with their warning code."""
+    lso_calls: set[cst.CSTNode] = dataclasses.field(default_factory=set)
+    """The `LossScaleOptimizer` calls rewritten (or, for custom loops, the ones built here)."""
+    blocked_bindings: set[str] = dataclasses.field(default_factory=set)
+    """Module-level import bindings that must not be respelled in place."""
+    tf1_consumers: set[cst.Call] = dataclasses.field(default_factory=set)
+    """Graph rewrites and TF1 optimizers kept for TF1 (or of an unknown optimizer)."""
+    shim_calls: set[cst.Call] = dataclasses.field(default_factory=set)
+    """Calls moved to lossscale_compat's LossScaleOptimizer."""
+
+    def warn(self, node: cst.CSTNode, code: str) -> None:
+        self.warnings.append((node, code))

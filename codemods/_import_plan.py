@@ -8,43 +8,43 @@ from lossscale_compat import _mapping
 
 from . import _warnings as w
 from ._edits import Keep, SiteEdit, new_name_of
-from ._scan import SiteScan
+from ._state import RuleBase
 from ._values import Expr, Unsafe, dotted_expression, full_name, root_of
 
 
-class ImportPlanning(SiteScan):
+class ImportPlanning(RuleBase):
     """Plans the imports of a file from the decisions the rules made for its sites."""
 
     def _plan_local_aliases(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Drops each function-local alias of a TF 2.4-only module once all its uses are rewritten, else warns."""
         rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        rewritten |= {root_of(node) for node in self._folded}
-        for module, statement, scope in (alias for aliases in self._local_aliases.values() for alias in aliases):
-            if module not in _mapping.LEGACY_MODULES or self.is_suppressed(statement):
+        rewritten |= {root_of(node) for node in self.plan.folded}
+        for module, statement, scope in (alias for aliases in self.facts.local_aliases.values() for alias in aliases):
+            if module not in _mapping.LEGACY_MODULES or self.facts.is_suppressed(statement):
                 continue
             name = cst.ensure_type(statement.targets[0].target, cst.Name).value
             references = [ref.node for assignment in scope[name] for ref in assignment.references]
             if all(node in rewritten for node in references):
-                self._drop_small.add(statement)
+                self.plan.drop_small.add(statement)
             else:
-                self._warn(statement, w.IMPORT_KEPT)
+                self.plan.warn(statement, w.IMPORT_KEPT)
 
     def _warn_kept_imports(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Warns on each import of a TF 2.4 name that stays because some use of it was left alone, or moves a
         module alias to lossscale_compat's module of the same names."""
         covered = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        covered |= {root_of(node) for node in self._folded}
-        for name, (qualified, statement, alias) in self._bindings.items():
+        covered |= {root_of(node) for node in self.plan.folded}
+        for name, (qualified, statement, alias) in self.facts.bindings.items():
             if qualified not in _mapping.LEGACY_MODULES and qualified not in _mapping.BY_OLD_NAME:
                 continue
             if qualified.startswith("tensorflow.compat.v1."):
                 continue  # TensorFlow still ships its v1 compat API; the import resolves
-            references = [ref.node for access in self._global[name] for ref in access.references]
+            references = [ref.node for access in self.facts.global_scope[name] for ref in access.references]
             left = [node for node in references if node not in covered]
             if left and self._to_module_fallback(qualified, statement, alias, left):
-                self._warn(statement, w.MODULE_FALLBACK_NOTE)
+                self.plan.warn(statement, w.MODULE_FALLBACK_NOTE)
             elif left:
-                self._warn(statement, w.IMPORT_KEPT)
+                self.plan.warn(statement, w.IMPORT_KEPT)
 
     def _to_module_fallback(
         self, qualified: str, statement: cst.CSTNode, alias: cst.ImportAlias | None, left: list[cst.CSTNode]
@@ -55,11 +55,11 @@ class ImportPlanning(SiteScan):
             qualified in _mapping.KERAS_EXPERIMENTAL_MODULES
             and isinstance(statement, cst.ImportFrom)
             and alias is not None
-            and not self.is_suppressed(statement)
+            and not self.facts.is_suppressed(statement)
         ):
             return False
         for node in left:
-            user = self._parent(node)
+            user = self.facts.parent(node)
             if not (
                 isinstance(user, cst.Attribute)
                 and user.value is node
@@ -68,23 +68,23 @@ class ImportPlanning(SiteScan):
                 return False
         module, _, short = _mapping.KERAS_EXPERIMENTAL_FALLBACK.rpartition(".")
         local = full_name(alias.asname.name if alias.asname is not None else alias.name) or short
-        self._import_actions[alias] = (module, short, local)
+        self.plan.import_actions[alias] = (module, short, local)
         return True
 
     def _plan_private_imports(self) -> None:
         """Moves each from-import of only `_mapping.PRIVATE_NAMES` to lossscale_compat's names, the local names kept."""
-        for module, statement in self._private_imports:
+        for module, statement in self.facts.private_imports:
             assert not isinstance(statement.names, cst.ImportStar)  # as `SiteCollector.visit_ImportFrom` found
             for alias in statement.names:
                 new_module, _, short = _mapping.PRIVATE_NAMES[f"{module}.{alias.evaluated_name}"].rpartition(".")
                 local = alias.evaluated_alias or alias.evaluated_name
-                self._import_actions[alias] = (new_module, short, local)
-            self._warn(statement, w.PRIVATE_IMPORT_NOTE)
+                self.plan.import_actions[alias] = (new_module, short, local)
+            self.plan.warn(statement, w.PRIVATE_IMPORT_NOTE)
 
     def _site_binding(self, site: Expr) -> str | None:
         """Returns the module-level from-import binding a bare-name site uses, if any."""
-        if isinstance(site, cst.Name) and site.value in self._bindings:
-            binding = self._bindings[site.value]
+        if isinstance(site, cst.Name) and site.value in self.facts.bindings:
+            binding = self.facts.bindings[site.value]
             if isinstance(binding[1], cst.ImportFrom):
                 return site.value
         return None
@@ -96,49 +96,49 @@ class ImportPlanning(SiteScan):
             name = self._site_binding(site)
             if name is not None:
                 by_binding.setdefault(name, []).append(edit)
-        for name, (qualified, statement, alias) in self._bindings.items():
+        for name, (qualified, statement, alias) in self.facts.bindings.items():
             row = _mapping.BY_OLD_NAME.get(qualified)
             if row is not None and isinstance(statement, cst.ImportFrom) and alias is not None:
-                if self.is_suppressed(statement):
-                    self._blocked_bindings.add(name)
+                if self.facts.is_suppressed(statement):
+                    self.plan.blocked_bindings.add(name)
                     continue
                 uses = by_binding.get(name, [])
-                accesses = self._global[name]
+                accesses = self.facts.global_scope[name]
                 n_access = sum(len(a.references) for a in accesses)
-                folded = sum(1 for access in accesses for ref in access.references if ref.node in self._folded)
+                folded = sum(1 for access in accesses for ref in access.references if ref.node in self.plan.folded)
                 if any(isinstance(edit, Keep) for edit in uses) or len(uses) + folded != n_access:
-                    self._blocked_bindings.add(name)
+                    self.plan.blocked_bindings.add(name)
                     continue
                 new_names = {new for edit in uses if (new := new_name_of(edit)) is not None}
                 if not new_names:
-                    self._import_actions[alias] = None
+                    self.plan.import_actions[alias] = None
                     continue
                 if len(new_names) != 1:  # every use rewritten, to names of more than one module: each spelled in full
-                    self._import_actions[alias] = None
+                    self.plan.import_actions[alias] = None
                     continue
                 new = next(iter(new_names))
                 module, _, short = new.rpartition(".")
                 local = name
                 if alias.asname is None and short != name:
-                    local = short if short not in self._global else name
-                self._import_actions[alias] = (module, short, local)
+                    local = short if short not in self.facts.global_scope else name
+                self.plan.import_actions[alias] = (module, short, local)
             elif alias is None and isinstance(statement, cst.Assign):  # a module alias made by assignment
-                if qualified in _mapping.LEGACY_MODULES and not self.is_suppressed(statement):
+                if qualified in _mapping.LEGACY_MODULES and not self.facts.is_suppressed(statement):
                     self._drop_alias_if_unused(name, statement, decisions)
             elif alias is not None and (qualified in _mapping.LEGACY_MODULES or row is not None):
-                if not self.is_suppressed(statement) and self._all_uses_rewritten(name, decisions):
-                    self._import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
+                if not self.facts.is_suppressed(statement) and self._all_uses_rewritten(name, decisions):
+                    self.plan.import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
 
     def _all_uses_rewritten(self, name: str, decisions: dict[Expr, SiteEdit]) -> bool:
         """Whether every use of the module-level `name` is rewritten away from it (or folded into a rewrite)."""
         rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        rewritten |= {root_of(node) for node in self._folded}
-        return all(ref.node in rewritten for access in self._global[name] for ref in access.references)
+        rewritten |= {root_of(node) for node in self.plan.folded}
+        return all(ref.node in rewritten for access in self.facts.global_scope[name] for ref in access.references)
 
     def _drop_alias_if_unused(self, name: str, statement: cst.Assign, decisions: dict[Expr, SiteEdit]) -> None:
         """Drops `name = <TF 2.4 module>` when every use of `name` was rewritten away from it."""
         if self._all_uses_rewritten(name, decisions):
-            self._drop_small.add(statement)
+            self.plan.drop_small.add(statement)
 
     def _spellings(self, new: str) -> list[str]:
         """The dotted names `new` may be written as: itself, and on Keras 3 `tensorflow.keras...` too."""
@@ -149,18 +149,18 @@ class ImportPlanning(SiteScan):
     def spell(self, new: str, site: Expr) -> Expr:
         """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
         binding_name = self._site_binding(site)
-        if binding_name is not None and binding_name not in self._blocked_bindings:
-            alias = self._bindings[binding_name][2]
-            action = self._import_actions.get(alias) if alias is not None else None
+        if binding_name is not None and binding_name not in self.plan.blocked_bindings:
+            alias = self.facts.bindings[binding_name][2]
+            action = self.plan.import_actions.get(alias) if alias is not None else None
             if action:
                 return cst.Name(action[2])
         candidates = self._spellings(new)
         dotted = full_name(site) or ""
         root = dotted.split(".")[0]
-        scope = self._scopes.get(site)
+        scope = self.facts.scopes.get(site)
         usable = []
-        for name, (qualified, _statement, _alias) in self._bindings.items():
-            if scope is not None and name in scope and set(scope[name]) != set(self._global[name]):
+        for name, (qualified, _statement, _alias) in self.facts.bindings.items():
+            if scope is not None and name in scope and set(scope[name]) != set(self.facts.global_scope[name]):
                 continue
             for candidate in candidates:
                 if candidate == qualified or candidate.startswith(qualified + "."):
@@ -169,7 +169,7 @@ class ImportPlanning(SiteScan):
         if usable:
             return dotted_expression(min(usable)[1])
         top = new.split(".")[0]
-        if top in self._global or (scope is not None and top in scope):
+        if top in self.facts.global_scope or (scope is not None and top in scope):
             raise Unsafe(w.NAME_CLASH)
-        self._needed_imports.append((top, None, None))
+        self.plan.needed_imports.append((top, None, None))
         return dotted_expression(new)

@@ -1,19 +1,22 @@
-"""The site scan: one walk for parents and the nodes the rules look at, and name resolution through `_scopes`."""
+"""The read-only pass: one walk for parents and the nodes the rules look at, the sites, and the module's `Facts`."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+import types
+from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 import libcst as cst
-from libcst.metadata import CodeRange, PositionProvider, QualifiedName, QualifiedNameSource
+from libcst.metadata import CodeRange
 
 from lossscale_compat import _mapping
 
+from . import _positions, _scopes
 from . import _warnings as w
+from ._facts import Facts, ImportBinding, LocalAlias, Positions, Reading
 from ._fields import named_children
-from ._scopes import Binding, FunctionScope
-from ._state import CommandState
+from ._scopes import FunctionScope, GlobalScope
 from ._values import Expr, dotted_prefixes, full_name, optimizer_like
 
 SUPPRESS_RE = re.compile(r"#\s*lossscale-compat:\s*ignore\b")
@@ -26,7 +29,7 @@ class _LocalAliasCollector(cst.CSTVisitor):
     """The one full walk: finds `name = <dotted module>` statements inside functions, in source order, maps
     each node to its parent, and lists the nodes `SiteCollector` looks at, in the order a visit meets them."""
 
-    def __init__(self, command: SiteScan) -> None:
+    def __init__(self, command: _FactsBuilder) -> None:
         super().__init__()
         self.command = command
         self.parents = command._parents
@@ -90,7 +93,7 @@ class SiteCollector:
     would: a `visit_*` that returns False skips the node's subtree.
     """
 
-    def __init__(self, command: SiteScan, sites: list[tuple[Expr, str]], loops: list[cst.Call]) -> None:
+    def __init__(self, command: _FactsBuilder, sites: list[tuple[Expr, str]], loops: list[cst.Call]) -> None:
         self.command = command
         self.sites = sites
         self.loops = loops
@@ -116,7 +119,7 @@ class SiteCollector:
             and all(f"{module}.{alias.evaluated_name}" in _mapping.PRIVATE_NAMES for alias in node.names)
         ):
             if not self.command.is_suppressed(node):
-                self.command._private_imports.append((module, node))  # moved to lossscale_compat's names
+                self.command.private_imports.append((module, node))  # moved to lossscale_compat's names
             return False
         if (
             module is not None
@@ -152,29 +155,29 @@ class SiteCollector:
             and not node.args
             and not self.command.is_suppressed(node)
         ):
-            self.command._config_reads.append(node)  # a regression test's config comparison, if compared
+            self.command.config_reads.append(node)  # a regression test's config comparison, if compared
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value == "loss_scale" and isinstance(node.value, cst.Call):
             names = self.command.qualified(node.value.func)
             if any(name.endswith(".global_policy") and name in _mapping.BY_OLD_NAME for name in names):
-                self.command._policy_scale_reads.append(node)  # warned unless the policies set here keep one
+                self.command.policy_scale_reads.append(node)  # warned unless the policies set here keep one
         elif node.attr.value == "loss_scale" and isinstance(node.value, cst.Name) and not optimizer_like(node.value):
-            self.command._policy_scale_reads.append(node)  # a Policy's, if the name is bound to a Policy call
+            self.command.policy_scale_reads.append(node)  # a Policy's, if the name is bound to a Policy call
         if (
             node.attr.value == "loss_scale"
             and isinstance(node.value, cst.Attribute)
             and node.value.attr.value == "optimizer"
             and not self.command.is_suppressed(node)
         ):
-            self.command._optimizer_scale_reads.append(node)
+            self.command.optimizer_scale_reads.append(node)
         elif (
             node.attr.value == "loss_scale"
             and isinstance(node.value, (cst.Name, cst.Attribute))
             and optimizer_like(node.value)
             and not self.command.is_suppressed(node)
         ):
-            self.command._other_scale_reads.append(node)
+            self.command.other_scale_reads.append(node)
         return self._site(node)
 
     def visit_Name(self, node: cst.Name) -> bool:
@@ -182,18 +185,18 @@ class SiteCollector:
 
     def _site(self, node: Expr) -> bool:
         command = self.command
-        if node in command._alias_values:
+        if node in command.alias_values:
             return False
-        parent = command._parent(node)
+        parent = command.parent(node)
         if isinstance(parent, cst.Attribute) and (parent.attr is node or parent.value is node):
             return True
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             return True
         if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and parent.name is node:
             return True
-        if command._roots is not None:
+        if command.roots is not None:
             dotted = full_name(node)
-            if dotted is None or dotted.partition(".")[0] not in command._roots:
+            if dotted is None or dotted.partition(".")[0] not in command.roots:
                 return True  # no prefix of it can name anything of TF 2.4's
         for depth, prefix in enumerate(dotted_prefixes(node)):
             names = command.qualified(prefix)
@@ -224,15 +227,80 @@ class SiteCollector:
         return True
 
 
-class SiteScan(CommandState):
-    """What a dotted name stands for, where a node is, and which nodes are TF 2.4 sites."""
+class _FactsBuilder(Reading):
+    """The facts while the scan collects them; `freeze` makes the `Facts` value."""
 
-    def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parents.get(node)
+    def __init__(self, module: cst.Module, source: bytes | None, positions: Positions) -> None:
+        self.module = module
+        self.positions = positions
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.suppressed: frozenset[int] = frozenset()
+        if source is None or b"lossscale-compat" in source:  # else the print cannot hold it either
+            self.suppressed = frozenset(
+                number
+                for number, line in enumerate(_positions.LINE_BREAK.split(module.code), start=1)
+                if "lossscale-compat" in line and SUPPRESS_RE.search(line)
+            )
+        self.scopes = _scopes.scopes(module, source)
+        self.global_scope = cast(GlobalScope, self.scopes[module])
+        self.bindings: dict[str, ImportBinding] = {}
+        self.alias_values: set[cst.CSTNode] = set()
+        self.local_aliases: dict[str, list[LocalAlias]] = {}
+        self.scanned: list[cst.CSTNode] = []
+        self.ends: list[int] = []
+        self.tensorflow_class = False
+        self.roots: set[str] | None = None
+        self.sites: list[tuple[Expr, str]] = []
+        self.loops: list[cst.Call] = []
+        self.optimizer_scale_reads: list[cst.Attribute] = []
+        self.other_scale_reads: list[cst.Attribute] = []
+        self.policy_scale_reads: list[cst.Attribute] = []
+        self.config_reads: list[cst.Call] = []
+        self.private_imports: list[tuple[str, cst.ImportFrom]] = []
+        self.warnings: list[tuple[cst.CSTNode, str]] = []
 
-    def _collect_bindings(self, module: cst.Module) -> dict[str, tuple[str, cst.CSTNode, cst.ImportAlias | None]]:
+    @property
+    def _parents(self) -> dict[cst.CSTNode, cst.CSTNode]:
+        """The parents being collected, for `_LocalAliasCollector`."""
+        return self.parents
+
+    def _warn(self, node: cst.CSTNode, code: str) -> None:
+        self.warnings.append((node, code))
+
+    def collect(self) -> None:
+        """Collects the bindings and the first pass's walk, the possible roots, then the sites."""
+        self._collect_bindings(self.module)
+        self.roots = self._possible_roots()
+        SiteCollector(self, self.sites, self.loops).run(self.scanned, self.ends)
+
+    def freeze(self) -> Facts:
+        """The collected facts, in immutable containers."""
+        return Facts(
+            module=self.module,
+            parents=types.MappingProxyType(self.parents),
+            scopes=types.MappingProxyType(dict(self.scopes)),  # its own: `_scopes` empties the scan's at the end
+            global_scope=self.global_scope,
+            positions=self.positions,
+            suppressed=self.suppressed,
+            scanned=tuple(self.scanned),
+            ends=tuple(self.ends),
+            bindings=types.MappingProxyType(self.bindings),
+            alias_values=frozenset(self.alias_values),
+            local_aliases=types.MappingProxyType({name: tuple(a) for name, a in self.local_aliases.items()}),
+            roots=None if self.roots is None else frozenset(self.roots),
+            sites=tuple(self.sites),
+            loops=tuple(self.loops),
+            optimizer_scale_reads=tuple(self.optimizer_scale_reads),
+            other_scale_reads=tuple(self.other_scale_reads),
+            policy_scale_reads=tuple(self.policy_scale_reads),
+            config_reads=tuple(self.config_reads),
+            private_imports=tuple(self.private_imports),
+            warnings=tuple(self.warnings),
+        )
+
+    def _collect_bindings(self, module: cst.Module) -> None:
         """Maps each name bound once at module level by an absolute import to what it imports."""
-        out: dict[str, tuple[str, cst.CSTNode, cst.ImportAlias | None]] = {}
+        out: dict[str, ImportBinding] = {}
         small: cst.BaseSmallStatement | None
         for statement in module.body:
             if not isinstance(statement, cst.SimpleStatementLine):
@@ -257,8 +325,9 @@ class SiteScan(CommandState):
                         if alias.asname is not None:
                             local = full_name(alias.asname.name) or ""
                         out[local] = (f"{module_name}.{name}", small, alias)
-        bindings = {name: value for name, value in out.items() if name in self._global and len(self._global[name]) == 1}
-        self._bindings = bindings
+        global_scope = self.global_scope
+        bindings = {name: value for name, value in out.items() if name in global_scope and len(global_scope[name]) == 1}
+        self.bindings = bindings
         for statement in module.body:  # `mp = tf.keras.mixed_precision.experimental`, in source order
             small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
             if not (
@@ -270,14 +339,13 @@ class SiteScan(CommandState):
                 continue
             name = small.targets[0].target.value
             qualified = self.qualified_one(small.value)
-            if qualified in _mapping.MODULE_PREFIXES and name not in bindings and len(self._global[name]) == 1:
+            if qualified in _mapping.MODULE_PREFIXES and name not in bindings and len(global_scope[name]) == 1:
                 bindings[name] = (qualified, small, None)
-                self._alias_values.update((small.value, small.targets[0].target))
+                self.alias_values.update((small.value, small.targets[0].target))
         first_pass = _LocalAliasCollector(self)
         first_pass.walk(module)
-        self._scanned = (first_pass.scanned, first_pass.ends)
-        self._tensorflow_class = first_pass.tensorflow_class
-        return bindings
+        self.scanned, self.ends = first_pass.scanned, first_pass.ends
+        self.tensorflow_class = first_pass.tensorflow_class
 
     def _possible_roots(self) -> set[str] | None:
         """The first names of the dotted names that can resolve to a TF 2.4 name here, or None for any.
@@ -285,15 +353,15 @@ class SiteScan(CommandState):
         A qualified name starts with `tensorflow` only through an import, a module alias, or a
         module-level name or class itself called `tensorflow`; `SiteCollector` skips other roots.
         """
-        if self._tensorflow_class:
+        if self.tensorflow_class:
             return None
-        roots = {"tensorflow", *self._bindings}
+        roots = {"tensorflow", *self.bindings}
         roots.update(
             cst.ensure_type(statement.targets[0].target, cst.Name).value
-            for aliases in self._local_aliases.values()
+            for aliases in self.local_aliases.values()
             for _, statement, _ in aliases
         )
-        for node in self._scanned[0]:
+        for node in self.scanned:
             if type(node) is cst.Import:
                 roots.update((alias.evaluated_alias or alias.evaluated_name).split(".")[0] for alias in node.names)
             elif type(node) is cst.ImportFrom and not isinstance(node.names, cst.ImportStar):
@@ -303,108 +371,21 @@ class SiteScan(CommandState):
     def _add_local_alias(self, small: cst.Assign) -> None:
         """Records `mp = tf.keras.mixed_precision.experimental` inside a function, bound once in its scope."""
         target = cst.ensure_type(small.targets[0].target, cst.Name)
-        scope = self._scopes.get(small)
+        scope = self.scopes.get(small)
         if not isinstance(scope, FunctionScope) or len(scope[target.value]) != 1:
             return
         qualified = self.qualified_one(small.value)
-        names = {q.name for q in self._qualified_names(target)}
+        names = {q.name for q in self.qualified_names(target)}
         if qualified in _mapping.MODULE_PREFIXES and len(names) == 1:
             # Two functions of one name (a redefinition, methods of two classes) share a qualified name.
-            self._local_aliases.setdefault(next(iter(names)), []).append((qualified, small, scope))
-            self._alias_values.update((small.value, target))
+            self.local_aliases.setdefault(next(iter(names)), []).append((qualified, small, scope))
+            self.alias_values.update((small.value, target))
 
-    def _position(self, node: cst.CSTNode) -> CodeRange:
-        """The node's range; the few rules that compare lines before the end resolve them all once."""
-        if self._positions is None:
-            self._positions = self.context.wrapper.resolve(PositionProvider)  # type: ignore[union-attr]  # set by _handle_metadata_reference
-        return self._positions[node]
 
-    def _warn(self, node: cst.CSTNode, code: str) -> None:
-        self._pending.append((node, code))  # placed after the transform, see `_place_findings`
-
-    def is_suppressed(self, node: cst.CSTNode) -> bool:
-        """Returns whether `node` or its simple statement carries the suppression comment."""
-        if not self._suppressed:
-            return False
-        spans = [self._position(node)]
-        parent: cst.CSTNode | None = node
-        while parent is not None and not isinstance(parent, cst.SimpleStatementLine):
-            parent = self._parent(parent)
-            if isinstance(parent, cst.BaseCompoundStatement):
-                break
-        if isinstance(parent, cst.SimpleStatementLine):
-            spans.append(self._position(parent))
-        return any(line in self._suppressed for span in spans for line in range(span.start.line, span.end.line + 1))
-
-    def qualified(self, node: cst.CSTNode) -> set[str]:
-        """Returns the qualified names of `node`, through module aliases made by assignment."""
-        names = set()
-        for q in self._qualified_names(node):
-            root, _, rest = q.name.partition(".")
-            alias = self._bindings.get(root)
-            if q.source is QualifiedNameSource.LOCAL and alias is not None and alias[2] is None:
-                names.add(f"{alias[0]}.{rest}" if rest else alias[0])
-            elif q.source is QualifiedNameSource.LOCAL and self._local_aliases:
-                names.add(self._through_local_alias(q.name, node))
-            else:
-                names.add(q.name)
-        return names
-
-    def qualified_one(self, node: cst.CSTNode) -> str | None:
-        """The one qualified name of `node` (see `qualified`), or None when it has none or several."""
-        names = self.qualified(node)
-        return next(iter(names)) if len(names) == 1 else None
-
-    def called_name(self, node: cst.CSTNode) -> str | None:
-        """The one qualified name of the function `node` calls, or None when `node` is not a call or it has not one."""
-        return self.qualified_one(node.func) if isinstance(node, cst.Call) else None
-
-    def _qualified_names(self, node: cst.CSTNode) -> Collection[QualifiedName]:
-        """What libcst's QualifiedNameProvider gives for `node`, computed only for the nodes asked about."""
-        scope = self._scopes.get(node)
-        return scope.get_qualified_names_for(node) if scope else set()
-
-    def _through_local_alias(self, name: str, node: cst.CSTNode) -> str:
-        """`name` (a local qualified name of `node`) through the function-local alias that `node` sees, if any."""
-        parts = name.split(".")
-        scope = self._scopes.get(node)
-        for end in range(len(parts), 0, -1):
-            for module, _, alias_scope in self._local_aliases.get(".".join(parts[:end]), ()):
-                seen = scope[parts[end - 1]] if scope is not None else ()
-                if len(seen) == 1 and next(iter(seen)).scope is alias_scope:
-                    return ".".join([module, *parts[end:]])
-        return name
-
-    def would_be(self, node: Expr) -> str | None:
-        """Returns the name `node` would have if its root were the module-level import."""
-        dotted = full_name(node)
-        if not dotted:
-            return None
-        root, _, rest = dotted.partition(".")
-        binding = self._bindings.get(root)
-        if binding is None:
-            return None
-        return f"{binding[0]}.{rest}" if rest else binding[0]
-
-    def _single_assignment(self, target: cst.Name) -> Binding | None:
-        """Returns the only binding of `target`'s name in its scope, if `target` is that binding."""
-        scope = self._scopes.get(target)
-        if scope is None:
-            return None
-        assignments = list(scope.assignments[target.value])
-        if len(assignments) != 1 or getattr(assignments[0], "node", None) is not target:
-            return None
-        return assignments[0]
-
-    def _assigned_value(self, name: cst.Name) -> Expr | None:
-        """Returns the value `name` was bound to by its only assignment, a plain `name = value`, else None."""
-        scope = self._scopes.get(name)
-        if scope is None:
-            return None
-        assignments = list(scope.assignments[name.value])
-        target = getattr(assignments[0], "node", None) if len(assignments) == 1 else None
-        assign_target = self._parent(target) if target is not None else None
-        assign = self._parent(assign_target) if assign_target is not None else None
-        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is target:
-            return assign.value
-        return None
+def collect_facts(
+    module: cst.Module, source: bytes | None, resolve_positions: Callable[[], Mapping[cst.CSTNode, CodeRange]]
+) -> Facts:
+    """The one read-only pass over `module` (parsed from `source`, when known): its `Facts`."""
+    builder = _FactsBuilder(module, source, Positions(resolve_positions))
+    builder.collect()
+    return builder.freeze()

@@ -8,6 +8,7 @@ objects, so the codemod keeps TF1 code there and rewrites only what is provably 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -15,7 +16,7 @@ import libcst as cst
 from lossscale_compat import _mapping
 
 if TYPE_CHECKING:
-    from ._scan import SiteScan
+    from ._facts import Facts
 
 KERAS = "keras"
 TF1 = "tf1"
@@ -43,7 +44,7 @@ _KIND_PRESERVING = frozenset({"enable_mixed_precision_graph_rewrite", "horovod.t
 _TF1_CONSUMER = "MixedPrecisionLossScaleOptimizer"
 
 
-def class_kind(command: SiteScan, name: str, seen: set[str] | None = None) -> str | None:
+def class_kind(facts: Facts, name: str, seen: set[str] | None = None) -> str | None:
     """KERAS or TF1 for a qualified class name (a module-level class by its bases), else None."""
     module, _, short = name.rpartition(".")
     if module in _TF1_OPTIMIZER_MODULES and short.endswith("Optimizer"):
@@ -52,27 +53,27 @@ def class_kind(command: SiteScan, name: str, seen: set[str] | None = None) -> st
         return KERAS
     if module or name in (seen or set()):
         return None
-    classes = [st for st in command._module.body if isinstance(st, cst.ClassDef) and st.name.value == name]
-    if len(classes) != 1 or len(command._global[name]) != 1:
+    classes = [st for st in facts.module.body if isinstance(st, cst.ClassDef) and st.name.value == name]
+    if len(classes) != 1 or len(facts.global_scope[name]) != 1:
         return None
     kinds = {
-        kind_of_class_expr(command, base.value, (seen or set()) | {name})
+        kind_of_class_expr(facts, base.value, (seen or set()) | {name})
         for base in classes[0].bases
         if base.keyword is None
     }
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def kind_of_class_expr(command: SiteScan, node: cst.BaseExpression, seen: set[str]) -> str | None:
-    name = command.qualified_one(node)
-    return class_kind(command, name, seen) if name is not None else None
+def kind_of_class_expr(facts: Facts, node: cst.BaseExpression, seen: set[str]) -> str | None:
+    name = facts.qualified_one(node)
+    return class_kind(facts, name, seen) if name is not None else None
 
 
-def call_kind(command: SiteScan, node: cst.BaseExpression, skip: frozenset[cst.CSTNode] = frozenset()) -> str | None:
+def call_kind(facts: Facts, node: cst.BaseExpression, skip: frozenset[cst.CSTNode] = frozenset()) -> str | None:
     """KERAS or TF1 when `node` constructs an optimizer of a provable kind, else None."""
     if not isinstance(node, cst.Call):
         return None
-    name = command.qualified_one(node.func)
+    name = facts.qualified_one(node.func)
     if name is None:
         return None
     if name.rpartition(".")[2] == _TF1_CONSUMER and name.startswith("tensorflow."):
@@ -82,12 +83,12 @@ def call_kind(command: SiteScan, node: cst.BaseExpression, skip: frozenset[cst.C
         and node.args
         and not node.args[0].star
     ):
-        return optimizer_kind(command, node.args[0].value, node, skip)
-    return class_kind(command, name)
+        return optimizer_kind(facts, node.args[0].value, node, skip)
+    return class_kind(facts, name)
 
 
 def optimizer_kind(
-    command: SiteScan, node: cst.BaseExpression, call: cst.Call, skip: frozenset[cst.CSTNode] = frozenset()
+    facts: Facts, node: cst.BaseExpression, call: cst.Call, skip: frozenset[cst.CSTNode] = frozenset()
 ) -> str | None:
     """KERAS or TF1 when the optimizer `node` (an argument of `call`) is provably of one kind, else None.
 
@@ -97,38 +98,38 @@ def optimizer_kind(
     """
     skip = skip | {call}
     if isinstance(node, cst.Call):
-        return call_kind(command, node, skip)
+        return call_kind(facts, node, skip)
     if not isinstance(node, cst.Name):
         return None
-    scope = command._scopes.get(node)
+    scope = facts.scopes.get(node)
     accesses = [a for a in scope.accesses[node] if a.node is node] if scope is not None else []
     if len(accesses) != 1 or not accesses[0].referents:
         return None
     kinds = set()
     for binding in accesses[0].referents:
         target = getattr(binding, "node", None)
-        assign_target = command._parent(target) if isinstance(target, cst.Name) else None
-        assign = command._parent(assign_target) if isinstance(assign_target, cst.AssignTarget) else None
+        assign_target = facts.parent(target) if isinstance(target, cst.Name) else None
+        assign = facts.parent(assign_target) if isinstance(assign_target, cst.AssignTarget) else None
         if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
             return None
         if assign.value in skip:
             continue
-        kinds.add(call_kind(command, assign.value, skip))
+        kinds.add(call_kind(facts, assign.value, skip))
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def is_tf1_consumer(command: SiteScan, call: cst.Call) -> bool:
+def is_tf1_consumer(facts: Facts, call: cst.Call, kept_for_tf1: Collection[cst.Call]) -> bool:
     """Whether `call` is TF 2.4's v1 `MixedPrecisionLossScaleOptimizer`, or a graph rewrite kept for TF1."""
-    if call in command._tf1_consumers:
+    if call in kept_for_tf1:
         return True
-    name = command.qualified_one(call.func)
+    name = facts.qualified_one(call.func)
     return name is not None and name.rpartition(".")[2] == _TF1_CONSUMER
 
 
-def _loss_scale_argument_of(command: SiteScan, node: cst.CSTNode) -> cst.Call | None:
+def _loss_scale_argument_of(facts: Facts, node: cst.CSTNode) -> cst.Call | None:
     """The call that takes `node` as its `loss_scale` argument (second positional, or by keyword)."""
-    arg = command._parent(node)
-    call = command._parent(arg) if isinstance(arg, cst.Arg) else None
+    arg = facts.parent(node)
+    call = facts.parent(arg) if isinstance(arg, cst.Arg) else None
     if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg) or arg.star:
         return None
     if arg.keyword is not None:
@@ -136,49 +137,49 @@ def _loss_scale_argument_of(command: SiteScan, node: cst.CSTNode) -> cst.Call | 
     return call if call.args.index(arg) == 1 else None
 
 
-def only_tf1_consumers(command: SiteScan, call: cst.Call) -> bool:
+def only_tf1_consumers(facts: Facts, call: cst.Call, kept_for_tf1: Collection[cst.Call]) -> bool:
     """Whether the LossScale object `call` builds reaches TF1 consumers only (and at least one).
 
     The object may be the `loss_scale` argument of such a consumer, or be assigned once to a plain name
     whose every use is such an argument, a call of the object, or a method or attribute of it.
     """
-    consumer = _loss_scale_argument_of(command, call)
+    consumer = _loss_scale_argument_of(facts, call)
     if consumer is not None:
-        return is_tf1_consumer(command, consumer)
-    assign = command._parent(call)
+        return is_tf1_consumer(facts, consumer, kept_for_tf1)
+    assign = facts.parent(call)
     if not (
         isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
     ):
         return False
-    binding = command._single_assignment(assign.targets[0].target)
+    binding = facts.single_assignment(assign.targets[0].target)
     if binding is None:
         return False
     consumers = 0
     for access in binding.references:
         use = access.node
-        user = command._parent(use)
+        user = facts.parent(use)
         if isinstance(user, cst.Attribute) and user.value is use:
             continue
         if isinstance(user, cst.Call) and user.func is use:
             continue
-        consumer = _loss_scale_argument_of(command, use)
-        if consumer is None or not is_tf1_consumer(command, consumer):
+        consumer = _loss_scale_argument_of(facts, use)
+        if consumer is None or not is_tf1_consumer(facts, consumer, kept_for_tf1):
             return False
         consumers += 1
     return consumers > 0
 
 
-def escapes(command: SiteScan, node: cst.CSTNode, follow: bool = True) -> bool:
+def escapes(facts: Facts, node: cst.CSTNode, follow: bool = True) -> bool:
     """Whether the object `node` evaluates to leaves this module's sight (issue 9's gap H).
 
     It escapes when returned or yielded, stored on an attribute of anything but `self`, or passed to a
     call other than `.compile(...)`/`.fit(...)`; through one function-local name, any use that does so.
     """
-    parent = command._parent(node)
+    parent = facts.parent(node)
     if isinstance(parent, (cst.Return, cst.Yield)):
         return True
     if isinstance(parent, cst.Arg):
-        outer = command._parent(parent)
+        outer = facts.parent(parent)
         return not (
             isinstance(outer, cst.Call)
             and isinstance(outer.func, cst.Attribute)
@@ -192,33 +193,33 @@ def escapes(command: SiteScan, node: cst.CSTNode, follow: bool = True) -> bool:
             if not (isinstance(target.value, cst.Name) and target.value.value == "self"):
                 return True
         elif isinstance(target, cst.Name) and follow:
-            scope = command._scopes.get(target)
-            if scope is None or scope is command._global:
+            scope = facts.scopes.get(target)
+            if scope is None or scope is facts.global_scope:
                 continue
             if any(
-                escapes(command, access.node, follow=False)
+                escapes(facts, access.node, follow=False)
                 for access in scope.accesses[target.value]
-                if not _inside(command, access.node, node)
+                if not _inside(facts, access.node, node)
             ):  # `opt = LSO(opt)` passes the inner one
                 return True
     return False
 
 
-def _inside(command: SiteScan, node: cst.CSTNode | None, ancestor: cst.CSTNode) -> bool:
+def _inside(facts: Facts, node: cst.CSTNode | None, ancestor: cst.CSTNode) -> bool:
     while node is not None:
         if node is ancestor:
             return True
-        node = command._parent(node)
+        node = facts.parent(node)
     return False
 
 
-def builds_shim_optimizer(command: SiteScan) -> bool:
+def builds_shim_optimizer(facts: Facts) -> bool:
     """Whether this module builds lossscale_compat's LossScaleOptimizer or KerasLossScaleOptimizer."""
-    for node in command._scanned[0]:
+    for node in facts.scanned:
         if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
             dotted = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
             if dotted in ("LossScaleOptimizer", "KerasLossScaleOptimizer") and (
-                command.qualified(node.func) & _mapping.SHIM_OPTIMIZERS
+                facts.qualified(node.func) & _mapping.SHIM_OPTIMIZERS
             ):
                 return True
     return False

@@ -1,25 +1,28 @@
 """The libcst command that rewrites TF 2.4 mixed-precision call sites to the modern Keras API.
 
-The site scan and name resolution are in `codemods._scan` (over our own scopes, `codemods._scopes`), value
-reading in `codemods._values`, import planning in `codemods._import_plan`, and each API family's rule in
-`codemods.rules`. Here: each site's row of the mapping table picks how it is decided (`_DECIDE`), the typed
-edit decided (`codemods._edits`) picks how it is planned (`_APPLY`), and the `leave_*` methods apply the plan.
-The rules are still mixins of this one class, sharing the state `codemods._state` declares.
+The read-only pass is `codemods._scan.collect_facts` (over our own scopes, `codemods._scopes`): it gives the
+module's frozen `codemods._facts.Facts`. Value reading is in `codemods._values`, import planning in
+`codemods._import_plan`, and each API family's rule in `codemods.rules`. Here: each site's row of the mapping
+table picks how it is decided (`_DECIDE`), the typed edit decided (`codemods._edits`) picks how it is planned
+(`_APPLY`) into the module's `Plan`, and the `leave_*` methods apply the plan. The rules are still mixins of this
+one class; they read `self.facts` and write `self.plan` (see `codemods._state`).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
+from libcst.metadata import CodeRange, PositionProvider
 
 from lossscale_compat import _mapping, _translation
 
-from . import _imports, _positions, _scopes, _tf1
+from . import _imports, _positions, _tf1
 from . import _warnings as w
 from ._edits import (
     KEEP,
@@ -36,14 +39,14 @@ from ._edits import (
     NewCall,
     NewName,
     NewPolicy,
-    NodeEdit,
+    Plan,
     ShimWrap,
     SiteEdit,
     Wrap,
 )
 from ._import_plan import ImportPlanning
 from ._libcst_internals import ResolveWithoutCopy
-from ._scan import SUPPRESS_RE, SiteCollector
+from ._scan import collect_facts
 from ._values import (
     Expr,
     Unsafe,
@@ -118,18 +121,8 @@ class MigrateLossScaleCommand(
         self.source = source
         """The bytes the module was parsed from, when the caller has them (saves a print per file)."""
         self.findings: list[w.Finding] = []
-        self._replace: dict[cst.CSTNode, NodeEdit] = {}
-        self._drop_statements: set[cst.CSTNode] = set()
-        self._drop_small: set[cst.CSTNode] = set()
-        self._as_pass: set[cst.CSTNode] = set()
-        self._carry: dict[cst.CSTNode, list[cst.EmptyLine]] = {}
-        self._import_actions = {}
-        self._needed_imports: list[tuple[str, str | None, str | None]] = []
-        self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._scopes = {}
+        self.plan = Plan()
         self._path: set[cst.CSTNode] = set()
-        self._pending: list[tuple[cst.CSTNode, str]] = []
-        self._positions = None
         self.printed: bytes | None = None
         """libcst's print of the module last transformed, made while placing the findings."""
         self.input_print: _positions.ModulePrint | None = None
@@ -138,10 +131,10 @@ class MigrateLossScaleCommand(
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Analyses `tree`, rewrites only the paths to the nodes that change, adds imports, places findings."""
         new = tree.visit(self)
-        if self._needed_imports:
-            new = _imports.add_imports(new, self._needed_imports, self.context.full_package_name)
+        if self.plan.needed_imports:
+            new = _imports.add_imports(new, self.plan.needed_imports, self.context.full_package_name)
         self._place_findings(tree)
-        self._global.tracker.release()
+        self.facts.global_scope.tracker.release()
         return new
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -151,75 +144,39 @@ class MigrateLossScaleCommand(
 
     def _place_findings(self, module: cst.Module) -> None:
         """Turns the warned nodes into sorted findings with positions; prints the module on the way."""
-        if self._positions is not None:
+        resolved = self.facts.positions.resolved
+        if resolved is not None:
             self.input_print = None
             self.printed = _positions.plain_code(module).encode(module.encoding)
-            starts = {node: self._positions[node].start for node, _ in self._pending}
+            starts = {node: resolved[node].start for node, _ in self.plan.warnings}
             places = {node: (start.line, start.column) for node, start in starts.items()}
         else:
-            self.input_print, places = _positions.starts(module, {node for node, _ in self._pending})
+            self.input_print, places = _positions.starts(module, {node for node, _ in self.plan.warnings})
             self.printed = self.input_print.code.encode(module.encoding)
-        self.findings = [w.Finding(*places[node], code) for node, code in self._pending]
+        self.findings = [w.Finding(*places[node], code) for node, code in self.plan.warnings]
         self.findings.sort(key=lambda f: (f.line, f.col, f.code))
         for finding in self.findings:
             self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
 
     def _mark_path(self) -> None:
         """Records every ancestor of a node the transform changes, so that only those paths are walked."""
-        changed = [*self._replace, *self._drop_statements, *self._drop_small, *self._as_pass, *self._carry]
-        changed.extend(parent for alias in self._import_actions if (parent := self._parents.get(alias)) is not None)
+        plan, parents = self.plan, self.facts.parents
+        changed = [*plan.replace, *plan.drop_statements, *plan.drop_small, *plan.as_pass, *plan.carry]
+        changed.extend(parent for alias in plan.import_actions if (parent := parents.get(alias)) is not None)
         path = self._path
         for node in changed:
-            parent = self._parents.get(node)
+            parent = parents.get(node)
             while parent is not None and parent not in path:
                 path.add(parent)
-                parent = self._parents.get(parent)
+                parent = parents.get(parent)
 
     # ------------------------------------------------------------------ analysis
     def visit_Module(self, node: cst.Module) -> bool:
         self.findings = []
-        self._pending = []
-        self._positions = None
-        self._needed_imports = []
         self._path = set()
-        self._parents = {}
-        self._replace = {}
-        self._drop_statements = set()
-        self._drop_small = set()
-        self._as_pass = set()
-        self._carry = {}
-        self._import_actions = {}
-        self._module = node
-        self._suppressed = set()
-        if self.source is None or b"lossscale-compat" in self.source:  # else the print cannot hold it either
-            self._suppressed = {
-                number
-                for number, line in enumerate(_positions.LINE_BREAK.split(node.code), start=1)
-                if "lossscale-compat" in line and SUPPRESS_RE.search(line)
-            }
-        self._scopes = _scopes.scopes(node, self.source)
-        self._global = cast(_scopes.GlobalScope, self._scopes[node])
-        self._bindings = {}
-        self._alias_values: set[cst.CSTNode] = set()
-        # Function-local module aliases: qualified name (`f.<locals>.mp`) -> (module, statement, scope).
-        self._local_aliases = {}
-        self._bindings = self._collect_bindings(node)
-        self._roots = self._possible_roots()
-        sites: list[tuple[Expr, str]] = []
-        loops: list[cst.Call] = []
-        self._optimizer_scale_reads: list[cst.Attribute] = []
-        self._other_scale_reads: list[cst.Attribute] = []
-        self._policy_scale_reads: list[cst.Attribute] = []
-        self._config_reads: list[cst.Call] = []
-        self._private_imports: list[tuple[str, cst.ImportFrom]] = []
-        self._tf1_consumers: set[cst.Call] = set()  # graph rewrites kept for TF1 (or of an unknown optimizer)
-        self._shim_calls: set[cst.Call] = set()
-        SiteCollector(self, sites, loops).run(*self._scanned)
-        self._loops = loops
-        self._folded: set[cst.CSTNode] = set()
-        self._kept_calls: dict[cst.CSTNode, str] = {}  # a call left alone -> its warning code
-        self._lso_calls: set[cst.CSTNode] = set()
-        self._blocked_bindings: set[str] = set()
+        self.facts = collect_facts(node, self.source, functools.partial(_resolve_positions, self.context))
+        self.plan = Plan(warnings=list(self.facts.warnings))
+        sites, loops = self.facts.sites, self.facts.loops
         decisions = self._decide_sites(sites)
         loops_kept = self.target == "keras3" and self._keep_loops_on_shim(decisions, loops)
         if self.target == "keras3":
@@ -229,15 +186,15 @@ class MigrateLossScaleCommand(
         for site, edit in decisions.items():
             self._apply_decision(site, edit)
         on_shim = self.target == "keras3" and (
-            loops_kept or ((loops or self._other_scale_reads) and _tf1.builds_shim_optimizer(self))
+            loops_kept or ((loops or self.facts.other_scale_reads) and _tf1.builds_shim_optimizer(self.facts))
         )
         if self.target == "keras3" and not on_shim:
             self._plan_loops(loops)
         if self.target == "keras3" and sites:
-            for read in self._optimizer_scale_reads:
+            for read in self.facts.optimizer_scale_reads:
                 self._plan_scale_read(read)
         if self.target == "keras3" and (sites or loops) and not on_shim:  # TF 2.4's API is in use here
-            for read in self._other_scale_reads:
+            for read in self.facts.other_scale_reads:
                 self._plan_other_scale_read(read)
         self._plan_local_aliases(decisions)
         self._plan_drops()
@@ -247,7 +204,7 @@ class MigrateLossScaleCommand(
         self._mark_path()
         return True
 
-    def _decide_sites(self, sites: list[tuple[Expr, str]]) -> dict[Expr, SiteEdit]:
+    def _decide_sites(self, sites: Sequence[tuple[Expr, str]]) -> dict[Expr, SiteEdit]:
         """Decides each site's edit; a site inside a call left alone is kept, and a refused one warned."""
         decisions: dict[Expr, SiteEdit] = {}
         # Calls that fold an inner loss scale go first, so the inner site is not renamed too.
@@ -256,33 +213,33 @@ class MigrateLossScaleCommand(
             key=lambda site: 0 if _mapping.BY_OLD_NAME[site[1]].rule != "loss_scale" else 1,
         )
         for site, old in order:
-            if site in self._folded:
+            if site in self.plan.folded:
                 continue
             kept = self._inside_kept_call(site)
             if kept is not None and not self._tf1_loss_scale_in(site, kept):
                 decisions[site] = KEEP
-                if self._position(site).start.line != self._position(kept).start.line:
-                    self._warn(site, self._kept_calls[kept])  # each line that keeps a TF 2.4 name says why
+                if self.facts.position(site).start.line != self.facts.position(kept).start.line:
+                    self.plan.warn(site, self.plan.kept_calls[kept])  # each line that keeps a TF 2.4 name says why
                 continue
-            folded_before = set(self._folded)
+            folded_before = set(self.plan.folded)
             try:
                 decisions[site] = self._decide(site, _mapping.BY_OLD_NAME[old])
             except Unsafe as unsafe:
-                self._folded = folded_before
+                self.plan.folded = folded_before
                 row = _mapping.BY_OLD_NAME[old]
                 if row.rule == "loss_scale_optimizer" and unsafe.code in SHIM_INSTEAD:
                     decisions[site] = NewName(row.shim, w.OPTIMIZER_SHIM_NOTE)  # the same arguments, TF 2.4's class
                     continue
-                self._warn(site, unsafe.code)
+                self.plan.warn(site, unsafe.code)
                 decisions[site] = KEEP
-                parent = self._parent(site)
+                parent = self.facts.parent(site)
                 if isinstance(parent, cst.Call) and parent.func is site:
-                    self._kept_calls[parent] = unsafe.code
+                    self.plan.kept_calls[parent] = unsafe.code
         return decisions
 
     def _tf1_decision(self, site: Expr) -> SiteEdit:
         """Keeps a TF1 site on TensorFlow's own `tf.compat.v1.mixed_precision` name (unchanged if it already is)."""
-        name = self.qualified_one(site)
+        name = self.facts.qualified_one(site)
         assert name is not None  # a site has one qualified name (`SiteCollector._site`)
         if name.startswith("tensorflow.compat.v1."):
             return KEEP  # still exported by TensorFlow: nothing to change
@@ -294,37 +251,40 @@ class MigrateLossScaleCommand(
             bound = bind_args(call.args, ("opt", "loss_scale"), 2) if call is not None else None
         except Unsafe:
             bound = None
-        if bound is None or _tf1.optimizer_kind(self, bound["opt"].value, cst.ensure_type(call, cst.Call)) != _tf1.TF1:
+        if (
+            bound is None
+            or _tf1.optimizer_kind(self.facts, bound["opt"].value, cst.ensure_type(call, cst.Call)) != _tf1.TF1
+        ):
             raise Unsafe(w.TF1_LOSS_SCALE_OPTIMIZER)
-        self._tf1_consumers.add(cst.ensure_type(call, cst.Call))
+        self.plan.tf1_consumers.add(cst.ensure_type(call, cst.Call))
         return self._tf1_decision(site)
 
     def _tf1_loss_scale_in(self, site: Expr, kept: cst.CSTNode) -> bool:
         """Whether `site` builds the loss scale argument of a TF1 consumer that is itself left alone."""
-        parent = self._parent(site)
-        row = _mapping.BY_OLD_NAME.get(self.qualified_one(site) or "")
+        parent = self.facts.parent(site)
+        row = _mapping.BY_OLD_NAME.get(self.facts.qualified_one(site) or "")
         return (
             isinstance(parent, cst.Call)
             and parent.func is site
             and row is not None
             and row.rule == "loss_scale"
-            and _tf1.only_tf1_consumers(self, parent)
-            and (grandparent := self._parent(parent)) is not None
-            and self._parent(grandparent) is kept
+            and _tf1.only_tf1_consumers(self.facts, parent, self.plan.tf1_consumers)
+            and (grandparent := self.facts.parent(parent)) is not None
+            and self.facts.parent(grandparent) is kept
         )
 
     def _inside_kept_call(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The call left alone that contains `node`, if any."""
-        parent = self._parent(node)
+        parent = self.facts.parent(node)
         while parent is not None:
-            if parent in self._kept_calls:
+            if parent in self.plan.kept_calls:
                 return parent
-            parent = self._parent(parent)
+            parent = self.facts.parent(parent)
         return None
 
     def _decide(self, site: Expr, row: _mapping.Rename) -> SiteEdit:
         """Returns what to do with one site, by the rule its row of the table names, or raises Unsafe."""
-        parent = self._parent(site)
+        parent = self.facts.parent(site)
         call = parent if isinstance(parent, cst.Call) and parent.func is site else None
         return _DECIDE[row.rule](self, site, row, call)
 
@@ -332,7 +292,7 @@ class MigrateLossScaleCommand(
         return NewName(_mapping.replacement(row, self.target))
 
     def _decide_loss_scale(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        if call is not None and _tf1.only_tf1_consumers(self, call):
+        if call is not None and _tf1.only_tf1_consumers(self.facts, call, self.plan.tf1_consumers):
             return self._tf1_decision(site)
         return NewName(row.shim, w.SHIM_NOTE)
 
@@ -354,7 +314,7 @@ class MigrateLossScaleCommand(
 
     def _decide_optimizer(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
         if call is None:
-            parent = self._parent(site)
+            parent = self.facts.parent(site)
             if isinstance(parent, cst.Attribute) and parent.value is site:
                 return NewName(row.shim, w.OPTIMIZER_SHIM_NOTE)  # `LossScaleOptimizer.from_config(...)`
             if isinstance(parent, cst.Assign) and parent.value is site:
@@ -369,11 +329,11 @@ class MigrateLossScaleCommand(
         if call is None:
             raise Unsafe(w.UNSUPPORTED_USE)
         bound = self._bound(call, row)
-        kind = _tf1.optimizer_kind(self, bound["opt"].value, call)
+        kind = _tf1.optimizer_kind(self.facts, bound["opt"].value, call)
         if kind is None and self._decided_when_called(bound):
             return NewName(row.fallback, w.GRAPH_REWRITE_FALLBACK_NOTE)  # TF 2.4's choice by kind, made when called
         if kind != _tf1.KERAS:
-            self._tf1_consumers.add(call)
+            self.plan.tf1_consumers.add(call)
             if kind is None:
                 raise Unsafe(w.GRAPH_REWRITE_KIND_UNKNOWN)
             return self._tf1_decision(site)
@@ -410,7 +370,7 @@ class MigrateLossScaleCommand(
         try:
             _APPLY[type(edit)](self, site, edit)
         except Unsafe as unsafe:
-            self._warn(site, unsafe.code)
+            self.plan.warn(site, unsafe.code)
 
     def _apply_keep(self, site: Expr, edit: Keep) -> None:
         pass
@@ -418,58 +378,58 @@ class MigrateLossScaleCommand(
     def _apply_new_name(self, site: Expr, edit: NewName) -> None:
         if edit.name is None:
             raise Unsafe(w.UNSUPPORTED_USE)
-        self._replace[site] = self.spell(edit.name, site)
+        self.plan.replace[site] = self.spell(edit.name, site)
         if edit.note is not None:
-            self._warn(site, edit.note)
+            self.plan.warn(site, edit.note)
 
     def _apply_shim_wrap(self, site: Expr, edit: ShimWrap) -> None:
         self._apply_wrap(site, edit.wrap)
-        self._shim_calls.add(edit.wrap.call)
-        self._warn(site, edit.note)
+        self.plan.shim_calls.add(edit.wrap.call)
+        self.plan.warn(site, edit.note)
 
     def _apply_layer_policy(self, site: Expr, edit: LayerPolicy) -> None:
-        call = self._parent(site)
+        call = self.facts.parent(site)
         assert call is not None  # `_decide` saw it: the call of `get_layer_policy`
-        self._replace[call] = DtypePolicyOf(edit.layer)
+        self.plan.replace[call] = DtypePolicyOf(edit.layer)
 
     def _apply_drop_call(self, site: Expr, edit: DropCall) -> None:
-        self._drop_small.add(edit.statement)
-        self._warn(site, w.DISABLE_REMOVED_NOTE)
+        self.plan.drop_small.add(edit.statement)
+        self.plan.warn(site, w.DISABLE_REMOVED_NOTE)
 
     def _apply_new_policy(self, site: Expr, edit: NewPolicy) -> None:
         assert edit.new_name is not None  # every Policy row names its modern class on both targets
         func = self.spell(edit.new_name, site)
-        self._replace[edit.call] = NewCall(func, [edit.name_arg])
+        self.plan.replace[edit.call] = NewCall(func, [edit.name_arg])
         if edit.note is not None:
-            self._warn(site, edit.note)
+            self.plan.warn(site, edit.note)
 
     def _apply_wrap(self, site: Expr, edit: Wrap) -> None:
         scale = edit.scale
         kwargs = [kwarg(key, self._source_of(key, value, scale, site)) for key, value in scale.kwargs().items()]
         assert edit.new_name is not None  # every LossScaleOptimizer and graph-rewrite row names one on both targets
         func = self.spell(edit.new_name, site)  # after `_as_float`, which may leave the call alone
-        self._replace[edit.call] = NewCall(func, [edit.opt], kwargs)
-        self._lso_calls.add(edit.call)
+        self.plan.replace[edit.call] = NewCall(func, [edit.opt], kwargs)
+        self.plan.lso_calls.add(edit.call)
         if edit.row.rule == "graph_rewrite":
-            self._warn(site, w.GRAPH_REWRITE_NOTE)
+            self.plan.warn(site, w.GRAPH_REWRITE_NOTE)
         if (
             self.target == "keras3"
             and scale.dynamic
             and edit.new_name != LOOP_SHIM
             and self._reads_iterations(edit.opt.value)
         ):
-            self._warn(site, w.ITERATIONS_NOTE)
+            self.plan.warn(site, w.ITERATIONS_NOTE)
 
     def _apply_fixed_factor(self, site: Expr, edit: FixedFactor) -> None:
         factor = edit.scale.initial_scale
         assert factor is not None  # a fixed loss scale has a value (`_decide_wrap` checked it is a power of two)
-        self._replace[edit.call] = FoldFactor(edit.opt, kwarg("loss_scale_factor", factor))
-        self._lso_calls.add(edit.call)
+        self.plan.replace[edit.call] = FoldFactor(edit.opt, kwarg("loss_scale_factor", factor))
+        self.plan.lso_calls.add(edit.call)
         for compile_call in edit.compiles:
             if not any(a.keyword is not None and a.keyword.value == "auto_scale_loss" for a in compile_call.args):
-                self._replace[compile_call] = AddKeyword(kwarg("auto_scale_loss", cst.Name("False")))
+                self.plan.replace[compile_call] = AddKeyword(kwarg("auto_scale_loss", cst.Name("False")))
         if edit.row.rule == "graph_rewrite":
-            self._warn(site, w.GRAPH_REWRITE_NOTE)
+            self.plan.warn(site, w.GRAPH_REWRITE_NOTE)
 
     def _plan_drops(self) -> None:
         """Turns the statements to remove into whole-line removals, `pass` lines and carried comments.
@@ -478,40 +438,40 @@ class MigrateLossScaleCommand(
         comment move to the next kept statement of its block (or the block's footer); a block
         that would be left empty keeps its first removed line as `pass`.
         """
-        for _, statement, _ in self._bindings.values():
-            line = self._parent(statement)
+        for _, statement, _ in self.facts.bindings.values():
+            line = self.facts.parent(statement)
             if (
                 isinstance(statement, (cst.Import, cst.ImportFrom))
                 and not isinstance(statement.names, cst.ImportStar)
-                and all(self._import_actions.get(alias, "keep") is None for alias in statement.names)
+                and all(self.plan.import_actions.get(alias, "keep") is None for alias in statement.names)
                 and isinstance(line, cst.SimpleStatementLine)
                 and len(line.body) == 1
             ):
-                self._drop_statements.add(line)  # leave_Import(From) removes it; keep its comments
+                self.plan.drop_statements.add(line)  # leave_Import(From) removes it; keep its comments
         lines: dict[cst.SimpleStatementLine | cst.SimpleStatementSuite, list[cst.CSTNode]] = {}
-        for small in self._drop_small:
-            small_line = self._parent(small)
+        for small in self.plan.drop_small:
+            small_line = self.facts.parent(small)
             assert isinstance(small_line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))  # a small statement's
             lines.setdefault(small_line, []).append(small)
         for line, smalls in lines.items():
             if len(smalls) == len(line.body):
-                self._drop_small.difference_update(smalls)
+                self.plan.drop_small.difference_update(smalls)
                 if isinstance(line, cst.SimpleStatementSuite):
-                    self._as_pass.add(line)
+                    self.plan.as_pass.add(line)
                 else:
-                    self._drop_statements.add(line)
-        blocks = {self._parent(line) for line in self._drop_statements}
+                    self.plan.drop_statements.add(line)
+        blocks = {self.facts.parent(line) for line in self.plan.drop_statements}
         for block in blocks:
             assert isinstance(block, (cst.IndentedBlock, cst.Module))  # a statement line's
             body = list(block.body)
-            if isinstance(block, cst.IndentedBlock) and all(st in self._drop_statements for st in body):
-                self._drop_statements.discard(body[0])
-                self._as_pass.add(body[0])
+            if isinstance(block, cst.IndentedBlock) and all(st in self.plan.drop_statements for st in body):
+                self.plan.drop_statements.discard(body[0])
+                self.plan.as_pass.add(body[0])
             carried: list[cst.EmptyLine] = []
             for statement in body:
-                if statement not in self._drop_statements:
+                if statement not in self.plan.drop_statements:
                     if carried:
-                        self._carry[statement] = carried
+                        self.plan.carry[statement] = carried
                         carried = []
                     continue
                 assert isinstance(statement, (cst.SimpleStatementLine, cst.If))  # whole lines, or an `if` of one
@@ -522,15 +482,15 @@ class MigrateLossScaleCommand(
                 if comment is not None and not _PRAGMA_RE.match(comment.value):
                     carried.append(cst.EmptyLine(indent=True, comment=comment))
             if carried:
-                self._carry[block] = carried
+                self.plan.carry[block] = carried
 
     # ------------------------------------------------------------------ transform
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> Expr:
-        new = self._replace.get(original_node)
+        new = self.plan.replace.get(original_node)
         return new if isinstance(new, cst.BaseExpression) else updated_node
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> Expr:
-        new = self._replace.get(original_node)
+        new = self.plan.replace.get(original_node)
         if isinstance(new, cst.BaseExpression):
             return new
         if isinstance(new, NewAttr):
@@ -538,7 +498,7 @@ class MigrateLossScaleCommand(
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> Expr:
-        plan = self._replace.get(original_node)
+        plan = self.plan.replace.get(original_node)
         if plan is None or isinstance(plan, cst.BaseExpression):
             return updated_node
         if isinstance(plan, AssertionCall):  # `self.assertEqual(a.get_config(), b.get_config())`
@@ -577,25 +537,25 @@ class MigrateLossScaleCommand(
         raise AssertionError(plan)
 
     def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert) -> cst.Assert | cst.Expr:
-        plan = self._replace.get(original_node)
+        plan = self.plan.replace.get(original_node)
         if isinstance(plan, AssertionCall):  # `assert a.get_config() == b.get_config()`
             return cst.Expr(value=plan.call, semicolon=updated_node.semicolon)
         return updated_node
 
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr | cst.RemovalSentinel:
-        if original_node in self._drop_small:
+        if original_node in self.plan.drop_small:
             return cst.RemovalSentinel.REMOVE
         return updated_node
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
-        if original_node in self._drop_statements:
+        if original_node in self.plan.drop_statements:
             return cst.RemovalSentinel.REMOVE
         return self._leave_small_statements(original_node, updated_node)
 
     def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If | cst.RemovalSentinel:
-        if original_node in self._drop_statements:  # an `if flag:` that only held a dropped line
+        if original_node in self.plan.drop_statements:  # an `if flag:` that only held a dropped line
             return cst.RemovalSentinel.REMOVE
         return updated_node
 
@@ -605,9 +565,9 @@ class MigrateLossScaleCommand(
         return self._leave_small_statements(original_node, updated_node)
 
     def _leave_small_statements(self, original_node: _Line, updated_node: _Line) -> _Line:
-        if original_node in self._as_pass:
+        if original_node in self.plan.as_pass:
             return updated_node.with_changes(body=[cst.Pass()])
-        if any(small in self._drop_small for small in original_node.body) and updated_node.body:
+        if any(small in self.plan.drop_small for small in original_node.body) and updated_node.body:
             last = updated_node.body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
             return updated_node.with_changes(body=[*updated_node.body[:-1], last])
         return updated_node
@@ -616,7 +576,7 @@ class MigrateLossScaleCommand(
         self, original_node: _Node, updated_node: _Node
     ) -> _Node | cst.RemovalSentinel | cst.FlattenSentinel[_Node]:
         result = super().on_leave(original_node, updated_node)
-        carried = self._carry.get(original_node)
+        carried = self.plan.carry.get(original_node)
         if carried and isinstance(result, (cst.Module, cst.IndentedBlock)):
             return result.with_changes(footer=[*carried, *result.footer])
         if carried and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -627,7 +587,7 @@ class MigrateLossScaleCommand(
         kept = [
             new
             for old, new in zip(original_node.names, updated_node.names)
-            if self._import_actions.get(old, "keep") is not None
+            if self.plan.import_actions.get(old, "keep") is not None
         ]
         if len(kept) == len(updated_node.names):
             return updated_node
@@ -640,7 +600,7 @@ class MigrateLossScaleCommand(
     ) -> cst.ImportFrom | cst.RemovalSentinel:
         if isinstance(original_node.names, cst.ImportStar) or isinstance(updated_node.names, cst.ImportStar):
             return updated_node
-        actions = [self._import_actions.get(alias, "keep") for alias in original_node.names]
+        actions = [self.plan.import_actions.get(alias, "keep") for alias in original_node.names]
         if all(action == "keep" for action in actions):
             return updated_node
         kept = [alias for alias, action in zip(updated_node.names, actions) if action == "keep"]
@@ -657,7 +617,7 @@ class MigrateLossScaleCommand(
             new_names = restyle_aliases(updated_node.names, names)
             return updated_node.with_changes(module=cst.parse_expression(modules.pop()), names=new_names, relative=())
         for module, short, local in moved:
-            self._needed_imports.append((module, short, None if local == short else local))
+            self.plan.needed_imports.append((module, short, None if local == short else local))
         if not kept:
             return cst.RemovalSentinel.REMOVE
         return updated_node.with_changes(names=restyle_aliases(updated_node.names, kept))
@@ -685,6 +645,11 @@ _APPLY: dict[type, Callable[[MigrateLossScaleCommand, Expr, Any], None]] = {
     LayerPolicy: MigrateLossScaleCommand._apply_layer_policy,
     DropCall: MigrateLossScaleCommand._apply_drop_call,
 }
+
+
+def _resolve_positions(context: CodemodContext) -> Mapping[cst.CSTNode, CodeRange]:
+    """The module's positions (a function of the context, not a method: the facts must not hold the command)."""
+    return context.wrapper.resolve(PositionProvider)  # type: ignore[union-attr]  # set by _handle_metadata_reference
 
 
 def prints(command: MigrateLossScaleCommand, module: cst.Module, new_module: cst.Module) -> tuple[bytes, bytes]:

@@ -27,7 +27,7 @@ CODEMOD_LAYERS = {
         "rules.optimizer",
         "rules.policy",
     },
-    "facts": {"_scan", "_tf1", "_scopes", "_state"},
+    "facts": {"_scan", "_tf1", "_scopes", "_state", "_facts"},
     "helpers": {
         "_edits",
         "_prefilter",

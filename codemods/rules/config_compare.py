@@ -14,18 +14,18 @@ from lossscale_compat import _mapping
 
 from .. import _warnings as w
 from .._edits import AssertionCall
-from .._scan import SiteScan
+from .._state import RuleBase
 from .._values import Expr, Unsafe, dotted_expression
 
 
-class ConfigCompareRule(SiteScan):
+class ConfigCompareRule(RuleBase):
     """Plans the rewrite (or the warning) of each config comparison between loss-scale optimizers."""
 
     def _plan_config_comparisons(self) -> None:
         """Rewrites or warns each `==`/`!=` comparison, or unittest equality assertion, of two `get_config()` reads."""
         seen: set[cst.CSTNode] = set()
-        reads = set(self._config_reads)
-        for read in self._config_reads:
+        reads = set(self.facts.config_reads)
+        for read in self.facts.config_reads:
             compared = self._config_comparison(read, reads)
             if compared is None or compared[0] in seen:
                 continue
@@ -36,24 +36,24 @@ class ConfigCompareRule(SiteScan):
                 continue  # nothing says these are loss-scale optimizers: not ours to touch
             statement = self._rewritable(node) if all(known) else None
             if statement is None:
-                self._warn(node, w.CONFIG_COMPARED)
+                self.plan.warn(node, w.CONFIG_COMPARED)
                 continue
             receivers = [cst.ensure_type(read.func, cst.Attribute).value for read in (left, right)]
             try:
                 func = self._spell_config_assertion(node)
             except Unsafe as unsafe:
-                self._warn(node, unsafe.code)
+                self.plan.warn(node, unsafe.code)
                 continue
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             call = cst.Call(func=func, args=[cst.Arg(receivers[0], comma=comma), cst.Arg(receivers[1])])
-            self._replace[statement] = AssertionCall(call)
-            self._warn(node, w.CONFIG_EQUIVALENCE_NOTE)
+            self.plan.replace[statement] = AssertionCall(call)
+            self.plan.warn(node, w.CONFIG_EQUIVALENCE_NOTE)
 
     def _config_comparison(self, read: cst.Call, reads: set[cst.Call]) -> tuple[cst.CSTNode, cst.Call, cst.Call] | None:
         """(The comparison or assertion call, its two `get_config()` reads) when `read` is one of two compared."""
-        parent = self._parent(read)
+        parent = self.facts.parent(read)
         if isinstance(parent, cst.ComparisonTarget):
-            parent = self._parent(parent)
+            parent = self.facts.parent(parent)
         if isinstance(parent, cst.Comparison):
             if len(parent.comparisons) != 1 or not isinstance(
                 parent.comparisons[0].operator, (cst.Equal, cst.NotEqual)
@@ -63,7 +63,7 @@ class ConfigCompareRule(SiteScan):
             if all(side in reads for side in sides):
                 return parent, cst.ensure_type(sides[0], cst.Call), cst.ensure_type(sides[1], cst.Call)
             return None
-        call = self._parent(parent) if isinstance(parent, cst.Arg) else None
+        call = self.facts.parent(parent) if isinstance(parent, cst.Arg) else None
         if (
             isinstance(call, cst.Call)
             and isinstance(call.func, cst.Attribute)
@@ -79,14 +79,14 @@ class ConfigCompareRule(SiteScan):
         receiver = cst.ensure_type(read.func, cst.Attribute).value
         if not isinstance(receiver, cst.Name):
             return False
-        value = self._assigned_value(receiver)
-        return value is not None and self.called_name(value) in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES
+        value = self.facts.assigned_value(receiver)
+        return value is not None and self.facts.called_name(value) in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES
 
     def _rewritable(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The statement or call to replace with the assertion: `assert x == y` with no message, or
         `self.assertEqual(x, y)` as a statement of its own; None for anything else (`!=`, `assert not`, an `if`)."""
         if isinstance(node, cst.Comparison):
-            statement = self._parent(node)
+            statement = self.facts.parent(node)
             if (
                 isinstance(node.comparisons[0].operator, cst.Equal)
                 and isinstance(statement, cst.Assert)
@@ -96,7 +96,7 @@ class ConfigCompareRule(SiteScan):
                 return statement
             return None
         call = cst.ensure_type(node, cst.Call)
-        statement = self._parent(call)
+        statement = self.facts.parent(call)
         method = cst.ensure_type(call.func, cst.Attribute)
         if (
             method.attr.value in _mapping.CONFIG_ASSERTION_METHODS
@@ -114,10 +114,10 @@ class ConfigCompareRule(SiteScan):
         Unsafe where `lossscale_compat` names something else here."""
         module = _mapping.CONFIG_ASSERTION.rpartition(".")[0]
         top = module.partition(".")[0]
-        scope = self._scopes.get(site) or self._global
-        if top in self._global and self._bindings.get(top, ("",))[0] != top:
+        scope = self.facts.scopes.get(site) or self.facts.global_scope
+        if top in self.facts.global_scope and self.facts.bindings.get(top, ("",))[0] != top:
             raise Unsafe(w.NAME_CLASH)
-        if top in scope and set(scope[top]) != set(self._global[top]):
+        if top in scope and set(scope[top]) != set(self.facts.global_scope[top]):
             raise Unsafe(w.NAME_CLASH)
-        self._needed_imports.append((module, None, None))
+        self.plan.needed_imports.append((module, None, None))
         return dotted_expression(_mapping.CONFIG_ASSERTION)

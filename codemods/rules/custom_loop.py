@@ -10,7 +10,7 @@ import libcst as cst
 from .. import _tf1
 from .. import _warnings as w
 from .._edits import FirstArgument, FixedFactor, NewAttr, ShimWrap, SiteEdit, Wrap
-from .._scan import SiteScan
+from .._state import RuleBase
 from .._values import Expr, Unsafe, called_name_of, calls_in, has_comment, root_of
 from ..rules.optimizer import LOOP_SHIM
 
@@ -43,10 +43,10 @@ def _flow_of_calls(calls: Sequence[cst.Call]) -> str | None:
     return None
 
 
-class CustomLoopRule(SiteScan):
+class CustomLoopRule(RuleBase):
     """Plans the Keras 3 custom-loop rewrites, or keeps the loop on TF 2.4's contract."""
 
-    def _shim_escaping(self, decisions: dict[Expr, SiteEdit], loops: list[cst.Call]) -> None:
+    def _shim_escaping(self, decisions: dict[Expr, SiteEdit], loops: Sequence[cst.Call]) -> None:
         """Builds an experimental LossScaleOptimizer whose object leaves the module with our class (Keras 3).
 
         Callers the codemod cannot see may call TF 2.4's methods on it; a loop here rewritten for Keras 3's
@@ -56,18 +56,18 @@ class CustomLoopRule(SiteScan):
             if (
                 not isinstance(edit, Wrap)
                 or edit.row.rule != "loss_scale_optimizer"
-                or not _tf1.escapes(self, edit.call)
+                or not _tf1.escapes(self.facts, edit.call)
             ):
                 continue
-            self._lso_calls = {edit.call}
+            self.plan.lso_calls = {edit.call}
             traced = any(
                 isinstance(call.func, cst.Attribute) and self._is_migrated_optimizer(call.func.value) for call in loops
             )
-            self._lso_calls = set()
+            self.plan.lso_calls = set()
             if not traced:
                 decisions[site] = ShimWrap(dataclasses.replace(edit, new_name=LOOP_SHIM), w.ESCAPING_SHIM_NOTE)
 
-    def _keep_loops_on_shim(self, decisions: dict[Expr, SiteEdit], loops: list[cst.Call]) -> bool:
+    def _keep_loops_on_shim(self, decisions: dict[Expr, SiteEdit], loops: Sequence[cst.Call]) -> bool:
         """Builds this file's TF 2.4 optimizers with our class when its custom loop cannot be rewritten.
 
         Keras 3's class has no `get_scaled_loss`/`get_unscaled_gradients`, so rewriting the construction
@@ -76,17 +76,17 @@ class CustomLoopRule(SiteScan):
         built: set[cst.CSTNode] = {edit.call for edit in decisions.values() if isinstance(edit, (Wrap, FixedFactor))}
         if not loops or not built:
             return False
-        self._lso_calls = built
+        self.plan.lso_calls = built
         provable = all(
             isinstance(call.func, cst.Attribute) and self._is_migrated_optimizer(call.func.value) for call in loops
         )
         problems = [(call, self._loop_problem(call)) for call in loops] if provable else []
-        self._lso_calls = set()
+        self.plan.lso_calls = set()
         if provable and not any(code for _, code in problems):
             return False
         for call, code in problems:
             if code is not None:
-                self._warn(call, code)
+                self.plan.warn(call, code)
         for site, edit in list(decisions.items()):
             if isinstance(edit, (Wrap, FixedFactor)):  # a LossScaleOptimizer call, or a graph rewrite's wrap
                 wrap = Wrap(edit.call, edit.opt, edit.scale, LOOP_SHIM, edit.row)
@@ -97,7 +97,7 @@ class CustomLoopRule(SiteScan):
         """Returns whether `receiver` is a name bound once, here, to a migrated LossScaleOptimizer call."""
         if not isinstance(receiver, cst.Name):
             return False
-        scope = self._scopes.get(receiver)
+        scope = self.facts.scopes.get(receiver)
         if scope is None:
             return False
         accesses = [a for a in scope.accesses[receiver] if a.node is receiver]
@@ -105,15 +105,15 @@ class CustomLoopRule(SiteScan):
             return False
         (binding,) = accesses[0].referents
         target = getattr(binding, "node", None)
-        if not isinstance(target, cst.Name) or self._single_assignment(target) is not binding:
+        if not isinstance(target, cst.Name) or self.facts.single_assignment(target) is not binding:
             return False
-        assign_target = self._parent(target)
-        assign = self._parent(assign_target) if assign_target is not None else None
+        assign_target = self.facts.parent(target)
+        assign = self.facts.parent(assign_target) if assign_target is not None else None
         return (
             isinstance(assign_target, cst.AssignTarget)
             and isinstance(assign, cst.Assign)
             and len(assign.targets) == 1
-            and assign.value in self._lso_calls
+            and assign.value in self.plan.lso_calls
         )
 
     def _loop_problem(self, call: cst.Call) -> str | None:
@@ -128,7 +128,7 @@ class CustomLoopRule(SiteScan):
             return unsafe.code
         return None
 
-    def _plan_loops(self, loops: list[cst.Call]) -> None:
+    def _plan_loops(self, loops: Sequence[cst.Call]) -> None:
         """Plans the Keras 3 custom-loop rewrites: per call on a traced optimizer, per receiver on an untraced one."""
         groups: dict[tuple[str, cst.CSTNode], list[cst.Call]] = {}
         for call in loops:
@@ -145,15 +145,15 @@ class CustomLoopRule(SiteScan):
         assert isinstance(call.func, cst.Attribute)
         method = call.func.attr.value
         if len(call.args) != 1 or call.args[0].star or call.args[0].keyword is not None:
-            self._warn(call, w.BAD_ARGUMENTS)
+            self.plan.warn(call, w.BAD_ARGUMENTS)
             return
         if method == "get_scaled_loss":
-            self._replace[call.func] = NewAttr("scale_loss")
+            self.plan.replace[call.func] = NewAttr("scale_loss")
             return
         try:
             self._plan_unscaled(call)
         except Unsafe as unsafe:
-            self._warn(call, unsafe.code)
+            self.plan.warn(call, unsafe.code)
 
     def _receiver_key(self, call: cst.Call, receiver: Expr) -> tuple[str, cst.CSTNode]:
         """The receiver's text and owner: its class for `self.x`, else the function (or module) it is read in.
@@ -167,7 +167,7 @@ class CustomLoopRule(SiteScan):
             root = root.value
         if not isinstance(root, cst.Name):
             return text, call
-        node = self._parent(call)
+        node = self.facts.parent(call)
         function: cst.CSTNode | None = None
         while node is not None:
             if isinstance(node, (cst.FunctionDef, cst.Lambda)):
@@ -175,8 +175,8 @@ class CustomLoopRule(SiteScan):
                 positional = [*node.params.posonly_params, *node.params.params]
                 named = [*positional, *node.params.kwonly_params]
                 if any(param.name.value == root.value for param in named):
-                    block = self._parent(node)
-                    owner = self._parent(block) if block is not None else None
+                    block = self.facts.parent(node)
+                    owner = self.facts.parent(block) if block is not None else None
                     if (
                         isinstance(node, cst.FunctionDef)
                         and positional
@@ -185,8 +185,8 @@ class CustomLoopRule(SiteScan):
                     ):
                         return text, owner
                     return text, node
-            node = self._parent(node)
-        return text, function or self._module
+            node = self.facts.parent(node)
+        return text, function or self.facts.module
 
     def _plan_untraced(self, calls: list[cst.Call]) -> None:
         """Rewrites one untraced receiver's loop calls for Keras 3 all together, or warns at each of them.
@@ -213,19 +213,19 @@ class CustomLoopRule(SiteScan):
                 plans = None
         if plans is None:
             for call in calls:
-                self._warn(call, self._untraced_flow(call) or w.RECEIVER_NOT_PROVEN)
+                self.plan.warn(call, self._untraced_flow(call) or w.RECEIVER_NOT_PROVEN)
             return
         for call, method in zip(calls, methods):
             if method == "get_scaled_loss":
-                self._replace[call.func] = NewAttr("scale_loss")
-            self._warn(call, w.UNTRACED_LOOP_NOTE)
+                self.plan.replace[call.func] = NewAttr("scale_loss")
+            self.plan.warn(call, w.UNTRACED_LOOP_NOTE)
         for plan in plans:
             self._apply_unscaled(*plan)
 
     def _checked_for_keras2s_class(self, call: cst.Call) -> bool:
         """Whether `call` runs under `if isinstance(<its receiver>, <Keras 2's or tf_keras's LossScaleOptimizer>):`."""
         receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
-        node = self._parent(call)
+        node = self.facts.parent(call)
         while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             test = node.test if isinstance(node, cst.If) else None
             if (
@@ -233,18 +233,18 @@ class CustomLoopRule(SiteScan):
                 and called_name_of(test) == "isinstance"
                 and len(test.args) == 2
                 and cst.Module(body=[]).code_for_node(test.args[0].value) == receiver
-                and any(name.startswith(_KERAS2_LSO_MODULES) for name in self.qualified(test.args[1].value))
+                and any(name.startswith(_KERAS2_LSO_MODULES) for name in self.facts.qualified(test.args[1].value))
             ):
                 return True
-            node = self._parent(node)
+            node = self.facts.parent(node)
         return False
 
     def _untraced_flow(self, call: cst.Call) -> str | None:
         """Where unscaled gradients from an untraced optimizer go, if anywhere but its `apply_gradients`:
         clipping, a norm, accumulation or logging (that code's advice, not LSC113's, fits the call), else
         LSC107 for any other use after the call."""
-        assign = self._parent(call)
-        line = self._parent(assign) if assign is not None else None
+        assign = self.facts.parent(call)
+        line = self.facts.parent(assign) if assign is not None else None
         if not (
             cst.ensure_type(call.func, cst.Attribute).attr.value == "get_unscaled_gradients"
             and isinstance(assign, cst.Assign)
@@ -255,37 +255,37 @@ class CustomLoopRule(SiteScan):
             return None
         target = assign.targets[0].target
         receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
-        end = self._position(line).end.line
+        end = self.facts.position(line).end.line
         codes = [
             code
-            for access in self._scopes[call].accesses[target.value]
-            if self._position(access.node).start.line > end
+            for access in self.facts.scopes[call].accesses[target.value]
+            if self.facts.position(access.node).start.line > end
             and (code := self._use_problem(access.node, receiver)) is not None
         ]
         return next((code for code in codes if code in _FLOW_CODES), codes[0] if codes else None)
 
     def _plan_other_scale_read(self, read: cst.Attribute) -> None:
         """`opt.loss_scale` on Keras 3: renamed where `opt` is provably Keras 3's class, else warned."""
-        parent = self._parent(read)
+        parent = self.facts.parent(read)
         if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.Del)):
             return
-        value = self._assigned_value(read.value) if isinstance(read.value, cst.Name) else None
-        if value is not None and value in self._lso_calls:
-            if value not in self._shim_calls:
+        value = self.facts.assigned_value(read.value) if isinstance(read.value, cst.Name) else None
+        if value is not None and value in self.plan.lso_calls:
+            if value not in self.plan.shim_calls:
                 self._plan_scale_read(read)
             return
-        self._warn(read, w.SCALE_READ_NOT_PROVEN)
+        self.plan.warn(read, w.SCALE_READ_NOT_PROVEN)
 
     def _plan_scale_read(self, read: cst.Attribute) -> None:
         """`<model>.optimizer.loss_scale` -> `.dynamic_scale`: the name of the current scale on Keras 3."""
-        parent = self._parent(read)
+        parent = self.facts.parent(read)
         if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) or (
             isinstance(parent, cst.Call) and parent.func is read
         ):
-            self._warn(read, w.UNSUPPORTED_USE)
+            self.plan.warn(read, w.UNSUPPORTED_USE)
             return
-        self._replace[read] = NewAttr("dynamic_scale")
-        self._warn(read, w.SCALE_READ_NOTE)
+        self.plan.replace[read] = NewAttr("dynamic_scale")
+        self.plan.warn(read, w.SCALE_READ_NOTE)
 
     def _plan_unscaled(self, call: cst.Call) -> None:
         self._apply_unscaled(*self._unscaled_rewrite(call))
@@ -293,12 +293,12 @@ class CustomLoopRule(SiteScan):
     def _apply_unscaled(self, uses: list[cst.CSTNode], source: cst.Name | None, drop: cst.CSTNode) -> None:
         """Renames `uses` to `source` and drops the statement `drop`; a call `drop` becomes its argument."""
         if isinstance(drop, cst.Call):
-            self._replace[drop] = FirstArgument()
+            self.plan.replace[drop] = FirstArgument()
             return
         if source is not None:
             for node in uses:
-                self._replace[node] = cst.Name(source.value)
-        self._drop_statements.add(drop)
+                self.plan.replace[node] = cst.Name(source.value)
+        self.plan.drop_statements.add(drop)
 
     def _unscaled_rewrite(
         self, call: cst.Call, untraced: bool = False
@@ -313,9 +313,9 @@ class CustomLoopRule(SiteScan):
         it leaves out stays on our class (LSC120), which also keeps TF 2.4's `iterations` and strategies.
         """
         receiver = cst.Module(body=[]).code_for_node(cst.ensure_type(call.func, cst.Attribute).value)
-        assign = self._parent(call)
-        line = self._parent(assign) if assign is not None else None
-        block = self._parent(line) if line is not None else None
+        assign = self.facts.parent(call)
+        line = self.facts.parent(assign) if assign is not None else None
+        block = self.facts.parent(line) if line is not None else None
         source = call.args[0].value
         if not (isinstance(assign, cst.Assign) and assign.value is call):
             if untraced and self._inside_apply_gradients(call, receiver) and not has_comment(call):
@@ -332,12 +332,12 @@ class CustomLoopRule(SiteScan):
             raise Unsafe(w.UNSCALED_GRADIENTS_USED)
         target = assign.targets[0].target.value
         source_name = source.value if isinstance(source, cst.Name) else None
-        scope = self._scopes[call]
-        end = self._position(line).end.line
-        start = self._position(line).start.line
+        scope = self.facts.scopes[call]
+        end = self.facts.position(line).end.line
+        start = self.facts.position(line).start.line
         uses: list[cst.CSTNode] = []
         for access in scope.accesses[target]:
-            position = self._position(access.node).start.line
+            position = self.facts.position(access.node).start.line
             if start <= position <= end:
                 continue
             if position < start:
@@ -358,7 +358,7 @@ class CustomLoopRule(SiteScan):
         later = [
             a
             for a in scope.assignments[source_name or ""]
-            if a.node is not None and self._position(a.node).start.line >= start
+            if a.node is not None and self.facts.position(a.node).start.line >= start
         ]
         if guard is not None and isinstance(source, cst.Name) and not later and len(scope.assignments[target]) == 1:
             return uses, source, guard
@@ -372,8 +372,8 @@ class CustomLoopRule(SiteScan):
         Only a test of a dotted name (`amp`, `params.use_amp`) or `isinstance` of two, no `else`, no comments
         and a statement beside it: dropping it then only skips reading a flag.
         """
-        guard = self._parent(block)
-        outer = self._parent(guard) if guard is not None else None
+        guard = self.facts.parent(block)
+        outer = self.facts.parent(guard) if guard is not None else None
         test = guard.test if isinstance(guard, cst.If) else None
         tested: list[cst.CSTNode] = [test] if test is not None else []
         if isinstance(test, cst.Call) and called_name_of(test) == "isinstance" and len(test.args) == 2:
@@ -399,11 +399,11 @@ class CustomLoopRule(SiteScan):
             return None
         reduced = self._all_reduced_into(node) if reduces else None
         if reduced is not None:
-            end = self._position(reduced).end.line
+            end = self.facts.position(reduced).end.line
             later = [
                 access.node
-                for access in self._scopes[reduced].accesses[reduced.value]
-                if self._position(access.node).start.line > end
+                for access in self.facts.scopes[reduced].accesses[reduced.value]
+                if self.facts.position(access.node).start.line > end
             ]
             if later and all(self._inside_apply_gradients(use, receiver) for use in later):
                 return None
@@ -412,14 +412,14 @@ class CustomLoopRule(SiteScan):
     def _all_reduced_into(self, node: cst.CSTNode) -> cst.Name | None:
         """The name bound to `hvd.allreduce(g)`, `[hvd.allreduce(x) for x in g]` or `ctx.all_reduce(op, g)`
         when `node` is that `g`, else None."""
-        parent = self._parent(node)
+        parent = self.facts.parent(node)
         value: cst.CSTNode | None = None
         if isinstance(parent, cst.Arg) and parent.value is node:
-            call = self._parent(parent)
+            call = self.facts.parent(parent)
             if isinstance(call, cst.Call) and self._linear_reduce(call, parent):
                 value = call
         elif isinstance(parent, cst.CompFor) and parent.iter is node and isinstance(parent.target, cst.Name):
-            comp = self._parent(parent)
+            comp = self.facts.parent(parent)
             element = getattr(comp, "elt", None)
             if (
                 isinstance(comp, (cst.ListComp, cst.GeneratorExp))
@@ -434,7 +434,7 @@ class CustomLoopRule(SiteScan):
                 )
             ):
                 value = comp
-        assign = self._parent(value) if value is not None else None
+        assign = self.facts.parent(value) if value is not None else None
         if (
             isinstance(assign, cst.Assign)
             and assign.value is value
@@ -465,7 +465,7 @@ class CustomLoopRule(SiteScan):
 
     def _gradient_flow(self, node: cst.CSTNode) -> str:
         """The warning code for where a use of unscaled gradients goes: clipping, a norm, accumulation, logging."""
-        child, parent = node, self._parent(node)
+        child, parent = node, self.facts.parent(node)
         calls: list[cst.Call] = []
         while parent is not None and not isinstance(parent, cst.BaseStatement):
             if isinstance(parent, cst.Call) and child is not parent.func:
@@ -479,7 +479,7 @@ class CustomLoopRule(SiteScan):
                 isinstance(parent, cst.AugAssign) and isinstance(parent.operator, cst.AddAssign)
             ):
                 return w.GRADIENTS_ACCUMULATED
-            child, parent = parent, self._parent(parent)
+            child, parent = parent, self.facts.parent(parent)
         if isinstance(parent, cst.For) and child is parent.iter:  # `for g in grads: ...`
             inside = calls_in(parent.body)
             if inside.adds:
@@ -489,7 +489,7 @@ class CustomLoopRule(SiteScan):
 
     def _inside_apply_gradients(self, node: cst.CSTNode, receiver: str) -> bool:
         """Whether `node` is an argument of `receiver.apply_gradients`, as it is or through `zip`/`list`/`tuple`."""
-        child, parent = node, self._parent(node)
+        child, parent = node, self.facts.parent(node)
         while isinstance(parent, (cst.Arg, cst.Call)):
             if isinstance(parent, cst.Call):
                 if child is parent.func:
@@ -504,5 +504,5 @@ class CustomLoopRule(SiteScan):
                     return False
             elif parent.star == "**" or child is not parent.value:
                 return False
-            child, parent = parent, self._parent(parent)
+            child, parent = parent, self.facts.parent(parent)
         return False

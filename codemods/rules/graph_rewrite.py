@@ -6,11 +6,11 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import _warnings as w
-from .._scan import SiteScan
+from .._state import RuleBase
 from .._values import Unsafe, has_comment
 
 
-class GraphRewriteRule(SiteScan):
+class GraphRewriteRule(RuleBase):
     """Finds the statement a `disable_mixed_precision_graph_rewrite()` call can be removed with, and says when an
     `enable_mixed_precision_graph_rewrite` call can go to the run-time fallback."""
 
@@ -28,8 +28,8 @@ class GraphRewriteRule(SiteScan):
         """Returns the expression statement that is exactly `call`, or raises Unsafe."""
         if call is None:
             raise Unsafe(w.DISABLE_VALUE_USED)
-        statement = self._parent(call)
-        line = self._parent(statement) if statement is not None else None
+        statement = self.facts.parent(call)
+        line = self.facts.parent(statement) if statement is not None else None
         if not (
             isinstance(statement, cst.Expr)
             and statement.value is call

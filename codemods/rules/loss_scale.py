@@ -7,18 +7,18 @@ import libcst as cst
 from lossscale_compat import _mapping, _translation
 
 from .. import _warnings as w
-from .._scan import SiteScan
+from .._state import RuleBase
 from .._values import Expr, SourceScale, Unsafe, bind_args, is_pure, number_value, string_value
 
 _LOSS_SCALE_PARAMS = _translation.PARAMETERS
 
 
-class LossScaleRule(SiteScan):
+class LossScaleRule(RuleBase):
     """Reads a loss scale from the source, or says why it cannot."""
 
     def _loss_scale_class(self, node: Expr) -> str | None:
         """Returns "FixedLossScale"/"DynamicLossScale" if `node` is a call to one of them."""
-        name = self.called_name(node)
+        name = self.facts.called_name(node)
         if name is None:
             return None
         row = _mapping.BY_OLD_NAME.get(name)
@@ -40,7 +40,7 @@ class LossScaleRule(SiteScan):
             bound = bind_args(node.args, _LOSS_SCALE_PARAMS[kind], 1 if kind == "FixedLossScale" else 0)
             values = {name: arg.value for name, arg in bound.items()}
             scale = self._loss_scale_from(kind, values)
-            self._folded.add(node.func)
+            self.plan.folded.add(node.func)
             return scale
         if isinstance(node, cst.Dict):
             return self._read_loss_scale_dict(node)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from .. import _warnings as w
-from .._scan import SiteScan
 from .._scopes import BuiltinBinding
+from .._state import RuleBase
 from .._values import Expr, SourceScale, Unsafe
 
 # Built-in optimizers whose constructor takes `loss_scale_factor` on Keras 3.
@@ -39,7 +39,7 @@ _CLASS_CHECKS = frozenset({"isinstance", "issubclass"})
 LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
 
 
-class OptimizerRule(SiteScan):
+class OptimizerRule(RuleBase):
     """Decides how an experimental `LossScaleOptimizer` call is built on the target."""
 
     def _compiles_receiving(self, call: cst.Call) -> list[cst.Call]:
@@ -48,7 +48,7 @@ class OptimizerRule(SiteScan):
         The optimizer may only be the `optimizer` argument of a `.compile(...)` call, or be assigned
         once to a plain name that is only used as such an argument or as an attribute receiver.
         """
-        parent = self._parent(call)
+        parent = self.facts.parent(call)
         compile_call = self._compile_taking(call)
         if compile_call is not None:
             return [compile_call]
@@ -58,13 +58,13 @@ class OptimizerRule(SiteScan):
             and isinstance(parent.targets[0].target, cst.Name)
         ):
             raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
-        assignment = self._single_assignment(parent.targets[0].target)
+        assignment = self.facts.single_assignment(parent.targets[0].target)
         if assignment is None:
             raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
         compiles = []
         for access in assignment.references:
             use = access.node
-            user = self._parent(use)
+            user = self.facts.parent(use)
             if isinstance(user, cst.Attribute) and user.value is use:
                 continue
             compile_call = self._compile_taking(use)
@@ -79,8 +79,8 @@ class OptimizerRule(SiteScan):
         Raises Unsafe when that call already decides `auto_scale_loss` other than by a literal
         False, or passes `**kwargs`; returns None when `node` is not such an argument.
         """
-        arg = self._parent(node)
-        call = self._parent(arg) if isinstance(arg, cst.Arg) else None
+        arg = self.facts.parent(node)
+        call = self.facts.parent(arg) if isinstance(arg, cst.Arg) else None
         if not (
             isinstance(call, cst.Call)
             and isinstance(call.func, cst.Attribute)
@@ -104,7 +104,7 @@ class OptimizerRule(SiteScan):
 
     def _reads_iterations(self, inner: Expr) -> bool:
         """Whether the inner optimizer visibly keys its update on `iterations` (built inline or by one assignment)."""
-        value = self._assigned_value(inner) if isinstance(inner, cst.Name) else inner
+        value = self.facts.assigned_value(inner) if isinstance(inner, cst.Name) else inner
         short = self._keras3_optimizer_call(value) if value is not None else None
         if short is None or not isinstance(value, cst.Call):
             return False
@@ -122,7 +122,7 @@ class OptimizerRule(SiteScan):
 
     def _keras3_optimizer_call(self, node: Expr) -> str | None:
         """Returns the class name if `node` calls one of Keras 3's built-in optimizers, else None."""
-        name = self.called_name(node)
+        name = self.facts.called_name(node)
         if name is None:
             return None
         module, _, short = name.rpartition(".")
@@ -137,10 +137,10 @@ class OptimizerRule(SiteScan):
 
     def _class_checked(self, site: Expr) -> bool:
         """Whether `site` is the class (alone, or in a tuple) that the built-in `isinstance`/`issubclass` checks."""
-        parent = self._parent(site)
-        if isinstance(parent, cst.Element) and isinstance(tuple_ := self._parent(parent), cst.Tuple):
-            parent = self._parent(tuple_)
-        call = self._parent(parent) if isinstance(parent, cst.Arg) else None
+        parent = self.facts.parent(site)
+        if isinstance(parent, cst.Element) and isinstance(tuple_ := self.facts.parent(parent), cst.Tuple):
+            parent = self.facts.parent(tuple_)
+        call = self.facts.parent(parent) if isinstance(parent, cst.Arg) else None
         if not (
             isinstance(call, cst.Call)
             and isinstance(call.func, cst.Name)
@@ -151,7 +151,7 @@ class OptimizerRule(SiteScan):
             and not parent.star
         ):
             return False
-        scope = self._scopes.get(call.func) or self._global
+        scope = self.facts.scopes.get(call.func) or self.facts.global_scope
         return all(isinstance(binding, BuiltinBinding) for binding in scope[call.func.value])
 
     def _source_of(self, key: str, value: object, scale: SourceScale, site: Expr) -> Expr:
@@ -165,7 +165,7 @@ class OptimizerRule(SiteScan):
         """Returns `value`, or `float(value)` where Keras 3 could not take it as TF 2.4's float() did."""
         if isinstance(value, cst.Float) or (isinstance(value, cst.Integer) and abs(value.evaluated_value) < 2**63):
             return value
-        scope = self._scopes.get(site) or self._global
+        scope = self.facts.scopes.get(site) or self.facts.global_scope
         if any(not isinstance(binding, BuiltinBinding) for binding in scope["float"]):
             raise Unsafe(w.NAME_CLASH)
         return cst.Call(func=cst.Name("float"), args=[cst.Arg(value=value)])

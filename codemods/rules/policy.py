@@ -9,13 +9,13 @@ from lossscale_compat import _mapping
 
 from .. import _warnings as w
 from .._edits import NewName, NewPolicy, SiteEdit
-from .._scan import SiteScan
+from .._state import RuleBase
 from .._values import Expr, has_comment, string_value
 
 _FLOAT16_POLICY = "mixed_float16"
 
 
-class PolicyRule(SiteScan):
+class PolicyRule(RuleBase):
     """Decides a `Policy(name, loss_scale=...)` call."""
 
     def _decide_policy(self, call: cst.Call, bound: dict[str, cst.Arg], row: _mapping.Rename) -> SiteEdit:
@@ -46,10 +46,10 @@ class PolicyRule(SiteScan):
     def _loss_scale_read(self, call: cst.Call) -> bool:
         """Whether the module reads the `loss_scale` of the policy `call` builds: through the one name it is
         assigned to, or of the global policy (which any Policy built here may be)."""
-        reads = self._policy_scale_reads
+        reads = self.facts.policy_scale_reads
         if any(isinstance(read.value, cst.Call) for read in reads):
             return True
-        assign = self._parent(call)
+        assign = self.facts.parent(call)
         if not (
             reads
             and isinstance(assign, cst.Assign)
@@ -57,9 +57,9 @@ class PolicyRule(SiteScan):
             and isinstance(assign.targets[0].target, cst.Name)
         ):
             return False
-        binding = self._single_assignment(assign.targets[0].target)
+        binding = self.facts.single_assignment(assign.targets[0].target)
         return binding is not None and any(
-            isinstance(user := self._parent(access.node), cst.Attribute) and user in reads
+            isinstance(user := self.facts.parent(access.node), cst.Attribute) and user in reads
             for access in binding.references
         )
 
@@ -70,13 +70,13 @@ class PolicyRule(SiteScan):
         `_loss_scale_read`), which has it; a policy set by name (`set_policy('mixed_float16')`) would be the
         target's, which has none, and so would a module that builds no Policy at all.
         """
-        reads = [read for read in self._policy_scale_reads if isinstance(read.value, cst.Call)]
+        reads = [read for read in self.facts.policy_scale_reads if isinstance(read.value, cst.Call)]
         if not reads:
             return
         builds = [edit for site, edit in decisions.items() if self._row_rule(site) == "policy"]
         sets_by_name = any(
             self._row_rule(site) == "set_policy"
-            and isinstance(call := self._parent(site), cst.Call)
+            and isinstance(call := self.facts.parent(site), cst.Call)
             and call.func is site
             and (not call.args or string_value(call.args[0].value) is not None)
             for site in decisions
@@ -88,11 +88,11 @@ class PolicyRule(SiteScan):
         ):
             return
         for read in reads:
-            self._warn(read, w.POLICY_LOSS_SCALE)
+            self.plan.warn(read, w.POLICY_LOSS_SCALE)
 
     def _row_rule(self, site: Expr) -> str | None:
         """The rule of the site's row ("set_policy" for a `set_policy` site), or None."""
-        row = _mapping.BY_OLD_NAME.get(self.qualified_one(site) or "")
+        row = _mapping.BY_OLD_NAME.get(self.facts.qualified_one(site) or "")
         if row is None:
             return None
         return "set_policy" if row.old.endswith(".set_policy") else row.rule

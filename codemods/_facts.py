@@ -1,0 +1,190 @@
+"""The read of one module that the rules decide from: a frozen value, built once per module by `_scan.collect_facts`.
+
+Its containers are immutable (tuples, frozensets, `types.MappingProxyType`), so a rule that tries to write one
+fails. Two parts are computed on demand and cached, because most files never need them: the positions (see
+`Positions`) and, inside `_scopes`, each scope's uses of a name; neither has a method a rule could write with.
+When the command is done with a module it empties the scopes' contents (`_scopes`' tracker `release`), so that
+the tree is freed without the cyclic collector; the facts' own containers stay as built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import CodeRange, QualifiedName, QualifiedNameSource
+
+from ._scopes import Binding, GlobalScope, Scope
+from ._values import Expr, full_name
+
+ImportBinding = tuple[str, cst.CSTNode, "cst.ImportAlias | None"]
+"""A module-level name's (qualified name, statement, import alias or None for an assigned module alias)."""
+LocalAlias = tuple[str, cst.Assign, Scope]
+"""A function-local module alias: (module, statement, the function's scope)."""
+
+
+class Positions:
+    """Each node's range, resolved on the first question (the few rules that compare lines need them)."""
+
+    def __init__(self, resolve: Callable[[], Mapping[cst.CSTNode, CodeRange]]) -> None:
+        self._resolve = resolve
+        self._ranges: Mapping[cst.CSTNode, CodeRange] | None = None
+
+    @property
+    def resolved(self) -> Mapping[cst.CSTNode, CodeRange] | None:
+        """The ranges if some question resolved them, else None."""
+        return self._ranges
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        if self._ranges is None:
+            self._ranges = self._resolve()
+        return self._ranges[node]
+
+
+class Reading:
+    """Questions about the module, answered from its parents, scopes, bindings and aliases.
+
+    Shared by `Facts` and the scan that builds it, which asks them of the part already collected.
+    """
+
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    scopes: Mapping[cst.CSTNode, Scope]
+    bindings: Mapping[str, ImportBinding]
+    local_aliases: Mapping[str, Collection[LocalAlias]]
+    suppressed: Collection[int]
+    positions: Positions
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        return self.positions[node]
+
+    def is_suppressed(self, node: cst.CSTNode) -> bool:
+        """Returns whether `node` or its simple statement carries the suppression comment."""
+        if not self.suppressed:
+            return False
+        spans = [self.position(node)]
+        parent: cst.CSTNode | None = node
+        while parent is not None and not isinstance(parent, cst.SimpleStatementLine):
+            parent = self.parent(parent)
+            if isinstance(parent, cst.BaseCompoundStatement):
+                break
+        if isinstance(parent, cst.SimpleStatementLine):
+            spans.append(self.position(parent))
+        return any(line in self.suppressed for span in spans for line in range(span.start.line, span.end.line + 1))
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """Returns the qualified names of `node`, through module aliases made by assignment."""
+        names = set()
+        for q in self.qualified_names(node):
+            root, _, rest = q.name.partition(".")
+            alias = self.bindings.get(root)
+            if q.source is QualifiedNameSource.LOCAL and alias is not None and alias[2] is None:
+                names.add(f"{alias[0]}.{rest}" if rest else alias[0])
+            elif q.source is QualifiedNameSource.LOCAL and self.local_aliases:
+                names.add(self._through_local_alias(q.name, node))
+            else:
+                names.add(q.name)
+        return names
+
+    def qualified_one(self, node: cst.CSTNode) -> str | None:
+        """The one qualified name of `node` (see `qualified`), or None when it has none or several."""
+        names = self.qualified(node)
+        return next(iter(names)) if len(names) == 1 else None
+
+    def called_name(self, node: cst.CSTNode) -> str | None:
+        """The one qualified name of the function `node` calls, or None when `node` is not a call or it has not one."""
+        return self.qualified_one(node.func) if isinstance(node, cst.Call) else None
+
+    def qualified_names(self, node: cst.CSTNode) -> Collection[QualifiedName]:
+        """What libcst's QualifiedNameProvider gives for `node`, computed only for the nodes asked about."""
+        scope = self.scopes.get(node)
+        return scope.get_qualified_names_for(node) if scope else set()
+
+    def _through_local_alias(self, name: str, node: cst.CSTNode) -> str:
+        """`name` (a local qualified name of `node`) through the function-local alias that `node` sees, if any."""
+        parts = name.split(".")
+        scope = self.scopes.get(node)
+        for end in range(len(parts), 0, -1):
+            for module, _, alias_scope in self.local_aliases.get(".".join(parts[:end]), ()):
+                seen = scope[parts[end - 1]] if scope is not None else ()
+                if len(seen) == 1 and next(iter(seen)).scope is alias_scope:
+                    return ".".join([module, *parts[end:]])
+        return name
+
+    def would_be(self, node: Expr) -> str | None:
+        """Returns the name `node` would have if its root were the module-level import."""
+        dotted = full_name(node)
+        if not dotted:
+            return None
+        root, _, rest = dotted.partition(".")
+        binding = self.bindings.get(root)
+        if binding is None:
+            return None
+        return f"{binding[0]}.{rest}" if rest else binding[0]
+
+    def single_assignment(self, target: cst.Name) -> Binding | None:
+        """Returns the only binding of `target`'s name in its scope, if `target` is that binding."""
+        scope = self.scopes.get(target)
+        if scope is None:
+            return None
+        assignments = list(scope.assignments[target.value])
+        if len(assignments) != 1 or getattr(assignments[0], "node", None) is not target:
+            return None
+        return assignments[0]
+
+    def assigned_value(self, name: cst.Name) -> Expr | None:
+        """Returns the value `name` was bound to by its only assignment, a plain `name = value`, else None."""
+        scope = self.scopes.get(name)
+        if scope is None:
+            return None
+        assignments = list(scope.assignments[name.value])
+        target = getattr(assignments[0], "node", None) if len(assignments) == 1 else None
+        assign_target = self.parent(target) if target is not None else None
+        assign = self.parent(assign_target) if assign_target is not None else None
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0].target is target:
+            return assign.value
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class Facts(Reading):
+    """What the read-only pass found in one module: its walk, names, sites and the reads the rules plan from."""
+
+    module: cst.Module
+    parents: Mapping[cst.CSTNode, cst.CSTNode]
+    scopes: Mapping[cst.CSTNode, Scope]
+    global_scope: GlobalScope
+    positions: Positions
+    suppressed: frozenset[int]
+    """The lines that carry the suppression comment."""
+    scanned: tuple[cst.CSTNode, ...]
+    """The calls, attributes, names and imports, in the order a visit meets them."""
+    ends: tuple[int, ...]
+    """For each scanned node, the index in `scanned` just after its subtree."""
+    bindings: Mapping[str, ImportBinding]
+    """Module-level names bound once by an absolute import or as a module alias."""
+    alias_values: frozenset[cst.CSTNode]
+    """The target and value nodes of the module aliases made by assignment (not sites)."""
+    local_aliases: Mapping[str, tuple[LocalAlias, ...]]
+    """Function-local module aliases, by the alias's qualified name (`f.<locals>.mp`)."""
+    roots: frozenset[str] | None
+    """The first names a TF 2.4 name can start with here, or None for any."""
+    sites: tuple[tuple[Expr, str], ...]
+    """Each use of a TF 2.4 name, with the name, in source order."""
+    loops: tuple[cst.Call, ...]
+    """The `get_scaled_loss` and `get_unscaled_gradients` calls."""
+    optimizer_scale_reads: tuple[cst.Attribute, ...]
+    """`<x>.optimizer.loss_scale`."""
+    other_scale_reads: tuple[cst.Attribute, ...]
+    """`<optimizer-like name>.loss_scale`."""
+    policy_scale_reads: tuple[cst.Attribute, ...]
+    """`global_policy().loss_scale` and `<name>.loss_scale` of what may be a Policy."""
+    config_reads: tuple[cst.Call, ...]
+    """`<x>.get_config()` calls, compared in a regression test or not."""
+    private_imports: tuple[tuple[str, cst.ImportFrom], ...]
+    """From-imports of only `_mapping.PRIVATE_NAMES`, with the module's name."""
+    warnings: tuple[tuple[cst.CSTNode, str], ...]
+    """What the scan itself warns about (an ambiguous name, an unsupported use), as (node, code)."""
