@@ -11,12 +11,13 @@ Keras 3 changed what the optimizer does, not just its names. This adapter restor
 
 Two callers meet `apply_gradients`, and they pass different things:
 
-- TF 2.4 code calls `get_unscaled_gradients` and passes the *unscaled* gradients;
+- TF 2.4 code passes gradients that are not scaled: unscaled by `get_unscaled_gradients`, or of a loss it
+  never scaled. TF 2.4 applied them as they were;
 - Keras 3 code (`fit`, or `scale_loss` in a custom loop) passes *scaled* gradients.
 
-`get_unscaled_gradients` marks that its caller unscaled the gradients; the next `apply` consumes the
-mark and does not unscale again. Without the mark, `apply` unscales. Both happen while a step is
-traced, so the decision is made once per trace and costs nothing per step.
+`scale_loss`, Keras 3's method, marks that its caller scaled the loss; the next `apply` consumes the
+mark and unscales. Without the mark, `apply` applies the gradients as TF 2.4 did. Both happen while a
+step is traced, so the decision is made once per trace and costs nothing per step.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class KerasLossScaleOptimizer(
         inner_optimizer._lossscale_compat_wrapped = True
         self._dynamic = dynamic
         self._auto_named = name is None
-        self._caller_unscaled = False
+        self._caller_scaled = False
         # dynamic_growth_steps is set exactly when the scale is dynamic.
         self._set_state(
             None if dynamic_growth_steps is None else _LossScaleState(initial_scale, dynamic_growth_steps, 2.0)
@@ -225,15 +226,20 @@ class KerasLossScaleOptimizer(
     def get_scaled_loss(self, loss: Any) -> Any:
         """Multiplies `loss` (a tensor, or a callable returning one) by the loss scale."""
         if callable(loss):
-            return lambda: self.scale_loss(loss())
-        return self.scale_loss(loss)
+            return lambda: self._scaled(loss())
+        return self._scaled(loss)
 
     def scale_loss(self, loss: Any) -> Any:
+        """Keras 3's: multiplies `loss` by the loss scale; the next `apply_gradients` unscales the gradients."""
+        self._caller_scaled = True
+        return self._scaled(loss)
+
+    def _scaled(self, loss: Any) -> Any:
         return loss * tf.cast(self.loss_scale, loss.dtype)
 
     def get_unscaled_gradients(self, grads: Any) -> list:
-        """Divides `grads` by the loss scale; the next `apply_gradients` then does not unscale again."""
-        self._caller_unscaled = True
+        """Divides `grads` by the loss scale; the next `apply_gradients` does not unscale them again."""
+        self._caller_scaled = False
         return self._unscale(grads)
 
     def _unscale(self, grads: Any) -> list:
@@ -293,9 +299,9 @@ class KerasLossScaleOptimizer(
             self._restore_tf24_slots()
             self._check_restored_everything()
         grads = list(grads)
-        if not self._caller_unscaled:
+        if self._caller_scaled:
             grads = self._unscale(grads)
-        self._caller_unscaled = False
+        self._caller_scaled = False
         if tf.distribute.in_cross_replica_context() and tf.distribute.has_strategy():
             raise ValueError("apply_gradients() must be called in a replica context.")
         _strategy.check_strategy_supported()
