@@ -184,6 +184,8 @@ class Facts(Reading):
     """`global_policy().loss_scale` and `<name>.loss_scale` of what may be a Policy."""
     config_reads: tuple[cst.Call, ...]
     """`<x>.get_config()` calls, compared in a regression test or not."""
+    applies: tuple[cst.Call, ...]
+    """`apply_gradients`/`get_gradients` calls (`_mapping.APPLY_METHODS`), on any receiver."""
     private_imports: tuple[tuple[str, cst.ImportFrom], ...]
     """From-imports of only `_mapping.PRIVATE_NAMES`, with the module's name."""
     warnings: tuple[tuple[cst.CSTNode, str], ...]

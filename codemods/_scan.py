@@ -151,6 +151,12 @@ class SiteCollector:
             self.loops.append(node)
         elif (
             isinstance(func, cst.Attribute)
+            and func.attr.value in _mapping.APPLY_METHODS
+            and not self.command.is_suppressed(node)
+        ):
+            self.command.applies.append(node)
+        elif (
+            isinstance(func, cst.Attribute)
             and func.attr.value == _mapping.CONFIG_METHOD
             and not node.args
             and not self.command.is_suppressed(node)
@@ -256,6 +262,7 @@ class _FactsBuilder(Reading):
         self.other_scale_reads: list[cst.Attribute] = []
         self.policy_scale_reads: list[cst.Attribute] = []
         self.config_reads: list[cst.Call] = []
+        self.applies: list[cst.Call] = []
         self.private_imports: list[tuple[str, cst.ImportFrom]] = []
         self.warnings: list[tuple[cst.CSTNode, str]] = []
 
@@ -294,6 +301,7 @@ class _FactsBuilder(Reading):
             other_scale_reads=tuple(self.other_scale_reads),
             policy_scale_reads=tuple(self.policy_scale_reads),
             config_reads=tuple(self.config_reads),
+            applies=tuple(self.applies),
             private_imports=tuple(self.private_imports),
             warnings=tuple(self.warnings),
         )

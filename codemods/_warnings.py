@@ -47,6 +47,7 @@ MODULE_FALLBACK_NOTE = "LSC137"
 CONFIG_EQUIVALENCE_NOTE = "LSC138"
 CONFIG_COMPARED = "LSC139"
 PRIVATE_IMPORT_NOTE = "LSC140"
+UNSCALED_APPLY_SHIM_NOTE = "LSC141"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -153,6 +154,13 @@ MESSAGES = {
         "(it is only known at run time, a multiplier other than 2, a fixed scale Keras 3 cannot express "
         "here, or `*args`), so the call now uses lossscale_compat's class with the same arguments, which "
         "keeps TF 2.4's behaviour for any value."
+    ),
+    UNSCALED_APPLY_SHIM_NOTE: (
+        "This file calls `apply_gradients` without scaling a loss first (no `get_scaled_loss`), or calls "
+        "`get_gradients`. TF 2.4's LossScaleOptimizer applied such gradients as they were; Keras 3's class would "
+        "divide them by the loss scale (and has no `get_gradients`), so the optimizer is built with "
+        "`lossscale_compat.KerasLossScaleOptimizer` (TF 2.4's contract, the same settings) and the file trains as "
+        "before. To move to Keras 3 by hand: scale the loss with `optimizer.scale_loss` before taking gradients."
     ),
     LOOP_SHIM_NOTE: (
         "This file's custom loop calls `get_scaled_loss`/`get_unscaled_gradients` on an optimizer the "
@@ -313,6 +321,7 @@ NOTE_CODES = frozenset(
         ITERATIONS_NOTE,
         OPTIMIZER_SHIM_NOTE,
         LOOP_SHIM_NOTE,
+        UNSCALED_APPLY_SHIM_NOTE,
         SCALE_READ_NOTE,
         UNSCALED_GRADIENTS_USED,
         GRADIENTS_CLIPPED,

@@ -178,7 +178,9 @@ class MigrateLossScaleCommand(
         self.plan = Plan(warnings=list(self.facts.warnings))
         sites, loops = self.facts.sites, self.facts.loops
         decisions = self._decide_sites(sites)
-        loops_kept = self.target == "keras3" and self._keep_loops_on_shim(decisions, loops)
+        loops_kept = self.target == "keras3" and (
+            self._keep_loops_on_shim(decisions, loops) or self._keep_applies_on_shim(decisions, loops)
+        )
         if self.target == "keras3":
             self._shim_escaping(decisions, loops)
         self._plan_imports(decisions)

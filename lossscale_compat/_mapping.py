@@ -284,5 +284,9 @@ CONFIG_ASSERTION = "lossscale_compat.testing.assert_config_equivalent"
 CONFIG_ASSERTION_METHODS = ("assertEqual", "assertDictEqual")
 """unittest's equality assertions that a config comparison may be written with (`self.assertEqual(a, b)`)."""
 
+APPLY_METHODS: tuple[str, ...] = ("apply_gradients", "get_gradients")
+"""TF 2.4 optimizer methods whose contract Keras 3's LossScaleOptimizer changes: its `apply_gradients` divides
+gradients that a TF 2.4 loop never scaled, and it has no `get_gradients`."""
+
 LOOP_METHODS: tuple[str, ...] = ("get_scaled_loss", "get_unscaled_gradients")
 """TF 2.4 LossScaleOptimizer's custom-loop methods, gone from Keras 3's class: the codemod rewrites the loop there."""

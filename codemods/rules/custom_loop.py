@@ -93,6 +93,23 @@ class CustomLoopRule(RuleBase):
                 decisions[site] = ShimWrap(wrap, w.LOOP_SHIM_NOTE)
         return True
 
+    def _keep_applies_on_shim(self, decisions: dict[Expr, SiteEdit], loops: Sequence[cst.Call]) -> bool:
+        """Builds this file's TF 2.4 optimizers with our class when it applies gradients it never scaled.
+
+        With no `get_scaled_loss` in the file, an `apply_gradients` passes gradients TF 2.4 applied as they
+        were and Keras 3's class would divide; `get_gradients` is gone from Keras 3's class. Returns whether it did.
+        """
+        if not self.facts.applies or not any(isinstance(edit, (Wrap, FixedFactor)) for edit in decisions.values()):
+            return False
+        methods = {cst.ensure_type(call.func, cst.Attribute).attr.value for call in self.facts.applies}
+        if loops and "get_gradients" not in methods:
+            return False
+        for site, edit in list(decisions.items()):
+            if isinstance(edit, (Wrap, FixedFactor)):
+                wrap = Wrap(edit.call, edit.opt, edit.scale, LOOP_SHIM, edit.row)
+                decisions[site] = ShimWrap(wrap, w.UNSCALED_APPLY_SHIM_NOTE)
+        return True
+
     def _is_migrated_optimizer(self, receiver: Expr) -> bool:
         """Returns whether `receiver` is a name bound once, here, to a migrated LossScaleOptimizer call."""
         if not isinstance(receiver, cst.Name):

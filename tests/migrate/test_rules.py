@@ -1278,3 +1278,37 @@ def test_config_comparison_where_lossscale_compat_names_something_else_is_warned
         assert a.get_config() == b.get_config()
         """
     check(source, source, codes=[w.NAME_CLASH])
+
+
+def test_apply_gradients_of_a_loss_never_scaled_keeps_tf24s_contract_on_keras3():
+    """TF 2.4 applied gradients of an unscaled loss as they were; Keras 3's class would divide them."""
+    before = (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n"
+        "grads = tape.gradient(loss, variables)\n"
+        "opt.apply_gradients(zip(grads, variables), 'step')\n"
+    )
+    after = (
+        "import tensorflow as tf\nimport lossscale_compat\n\n"
+        "opt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "grads = tape.gradient(loss, variables)\n"
+        "opt.apply_gradients(zip(grads, variables), 'step')\n"
+    )
+    check(before, after, codes=[w.UNSCALED_APPLY_SHIM_NOTE])
+
+
+def test_get_gradients_keeps_tf24s_class_on_keras3_even_beside_a_loop():
+    before = (
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')\n"
+        "scaled = opt.get_scaled_loss(loss)\n"
+        "grads = opt.get_gradients(scaled, params)\n"
+    )
+    after = (
+        "import tensorflow as tf\nimport lossscale_compat\n\n"
+        "opt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())\n"
+        "scaled = opt.get_scaled_loss(loss)\n"
+        "grads = opt.get_gradients(scaled, params)\n"
+    )
+    check(before, after, codes=[w.UNSCALED_APPLY_SHIM_NOTE])
+
