@@ -12,17 +12,14 @@ lines, and the learning rate, iterations and slots (after one step with zero gra
 the momentum alone) that the target ended up with.
 """
 
-import json
 import logging
 import os
-import sys
 import tempfile
 import warnings
 
 import tf24_recording
 from tf24_recording import tf
 
-OUT = os.path.join(tf24_recording.GOLDENS, "tf24_cross_restore.json")
 TARGETS = {
     "LossScaleOptimizer(Adam(0.01))": lambda: tf.keras.mixed_precision.LossScaleOptimizer(
         tf.keras.optimizers.Adam(0.01)
@@ -107,21 +104,10 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         prefix, source = _source(directory)
         restores = [_restore_into(name, build, prefix) for name, build in TARGETS.items()]
-    goldens = {
-        "meta": {
-            "tensorflow": tf.__version__,
-            "git_version": tf.version.GIT_VERSION,
-            "python": sys.version.split()[0],
-            "recorded_by": "tests/recorders/record_tf24_cross_restore.py",
-        },
+    tf24_recording.write_goldens("tf24_cross_restore.json", "record_tf24_cross_restore.py", {
         "source": dict(source, optimizer="LossScaleOptimizer(SGD(0.1, momentum=0.9))"),
         "restores": restores,
-    }
-    with open(OUT, "w") as f:
-        json.dump(goldens, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print("wrote", OUT)
-
+    })
 
 if __name__ == "__main__":
     main()

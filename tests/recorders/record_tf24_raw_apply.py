@@ -10,14 +10,10 @@ For each case and mode (eager, tf.function) it writes to tests/goldens/tf24_raw_
 and iterations after each step of a fixed gradient sequence, which includes a non-finite step.
 """
 
-import json
-import os
-import sys
 
 import tf24_recording
 from tf24_recording import tf
 
-OUT = os.path.join(tf24_recording.GOLDENS, "tf24_raw_apply.json")
 GRADIENTS = ([1.0, 0.5], [0.25, -1.0], [float("inf"), 1.0], [0.5, 0.5])
 SETTINGS = {
     "dynamic": {"initial_scale": 4.0, "dynamic_growth_steps": 2},
@@ -56,22 +52,11 @@ def main():
         for scaled_loss in (False, True)
         for mode in ("eager", "function")
     ]
-    goldens = {
-        "meta": {
-            "tensorflow": tf.__version__,
-            "git_version": tf.version.GIT_VERSION,
-            "python": sys.version.split()[0],
-            "recorded_by": "tests/recorders/record_tf24_raw_apply.py",
-        },
+    tf24_recording.write_goldens("tf24_raw_apply.json", "record_tf24_raw_apply.py", {
         "gradients": [[str(g) if g != g or abs(g) == float("inf") else g for g in grads] for grads in GRADIENTS],
         "settings": SETTINGS,
         "cases": cases,
-    }
-    with open(OUT, "w") as f:
-        json.dump(goldens, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print("wrote", OUT)
-
+    })
 
 if __name__ == "__main__":
     main()

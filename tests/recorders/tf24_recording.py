@@ -4,6 +4,7 @@ Importing it makes tests/goldens/ (the data, and `specs`) importable and checks 
 TensorFlow is 2.4.0, so goldens never come from another version. Keep it Python 3.8 compatible.
 """
 
+import json
 import os
 import sys
 
@@ -21,3 +22,18 @@ assert tf.__version__ == "2.4.0", "goldens must come from TF 2.4.0, not %s" % tf
 _cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(
     _cpu, [tf.config.LogicalDeviceConfiguration(), tf.config.LogicalDeviceConfiguration()])
+
+
+def write_goldens(name, recorder, data):
+    """Writes `data` with TF 2.4.0's version stamp to tests/goldens/`name`, as every recorder's JSON is kept."""
+    meta = {
+        "tensorflow": tf.__version__,
+        "git_version": tf.version.GIT_VERSION,
+        "python": sys.version.split()[0],
+        "recorded_by": "tests/recorders/" + recorder,
+    }
+    path = os.path.join(GOLDENS, name)
+    with open(path, "w") as f:
+        json.dump(dict(data, meta=meta), f, indent=1, sort_keys=True)
+        f.write("\n")
+    print("wrote", path)
