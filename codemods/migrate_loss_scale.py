@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
@@ -22,20 +21,17 @@ from libcst.metadata import CodeRange, PositionProvider
 
 from lossscale_compat import _mapping, _translation
 
-from . import _imports, _positions, _tf1
+from . import _apply, _positions, _tf1
 from . import _warnings as w
 from ._edits import (
     KEEP,
     AddKeyword,
-    AssertionCall,
     DropCall,
     DtypePolicyOf,
-    FirstArgument,
     FixedFactor,
     FoldFactor,
     Keep,
     LayerPolicy,
-    NewAttr,
     NewCall,
     NewName,
     NewPolicy,
@@ -54,8 +50,6 @@ from ._values import (
     has_comment,
     is_power_of_two,
     kwarg,
-    restyle,
-    restyle_aliases,
 )
 from .rules.config_compare import ConfigCompareRule
 from .rules.custom_loop import CustomLoopRule
@@ -65,10 +59,6 @@ from .rules.optimizer import LOOP_SHIM, SHIM_INSTEAD, OptimizerRule
 from .rules.policy import PolicyRule
 
 TARGETS = _mapping.TARGETS
-_Node = TypeVar("_Node", bound=cst.CSTNode)
-_Line = TypeVar("_Line", cst.SimpleStatementLine, cst.SimpleStatementSuite)
-# Trailing comments that speak only of their own line (a noqa or type pragma); they go with a removed line.
-_PRAGMA_RE = re.compile(r"#\s*(noqa|type:|pylint:|pragma|isort:|fmt:|lossscale-compat:)", re.IGNORECASE)
 
 
 _RULE_PARAMS = {
@@ -89,7 +79,6 @@ class MigrateLossScaleCommand(
     ConfigCompareRule,
     ResolveWithoutCopy,
     CodemodCommand,
-    cst.CSTTransformer,
 ):
     """Rewrites TF 2.4 mixed-precision names and calls to the modern Keras API.
 
@@ -122,7 +111,6 @@ class MigrateLossScaleCommand(
         """The bytes the module was parsed from, when the caller has them (saves a print per file)."""
         self.findings: list[w.Finding] = []
         self.plan = Plan()
-        self._path: set[cst.CSTNode] = set()
         self.printed: bytes | None = None
         """libcst's print of the module last transformed, made while placing the findings."""
         self.input_print: _positions.ModulePrint | None = None
@@ -130,17 +118,13 @@ class MigrateLossScaleCommand(
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         """Analyses `tree`, rewrites only the paths to the nodes that change, adds imports, places findings."""
-        new = tree.visit(self)
-        if self.plan.needed_imports:
-            new = _imports.add_imports(new, self.plan.needed_imports, self.context.full_package_name)
+        self.findings = []
+        self.facts = collect_facts(tree, self.source, functools.partial(_resolve_positions, self.context))
+        self.plan = self._planned()
+        new = _apply.apply(tree, self.plan, self.facts.parents, self.context.full_package_name)
         self._place_findings(tree)
         self.facts.global_scope.tracker.release()
         return new
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Module):
-            return super().on_visit(node)
-        return node in self._path  # a subtree with nothing to rewrite is left as it is
 
     def _place_findings(self, module: cst.Module) -> None:
         """Turns the warned nodes into sorted findings with positions; prints the module on the way."""
@@ -158,23 +142,9 @@ class MigrateLossScaleCommand(
         for finding in self.findings:
             self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
 
-    def _mark_path(self) -> None:
-        """Records every ancestor of a node the transform changes, so that only those paths are walked."""
-        plan, parents = self.plan, self.facts.parents
-        changed = [*plan.replace, *plan.drop_statements, *plan.drop_small, *plan.as_pass, *plan.carry]
-        changed.extend(parent for alias in plan.import_actions if (parent := parents.get(alias)) is not None)
-        path = self._path
-        for node in changed:
-            parent = parents.get(node)
-            while parent is not None and parent not in path:
-                path.add(parent)
-                parent = parents.get(parent)
-
     # ------------------------------------------------------------------ analysis
-    def visit_Module(self, node: cst.Module) -> bool:
-        self.findings = []
-        self._path = set()
-        self.facts = collect_facts(node, self.source, functools.partial(_resolve_positions, self.context))
+    def _planned(self) -> Plan:
+        """Decides each site of the module's facts and plans the edits, imports and warnings."""
         self.plan = Plan(warnings=list(self.facts.warnings))
         sites, loops = self.facts.sites, self.facts.loops
         decisions = self._decide_sites(sites)
@@ -199,12 +169,11 @@ class MigrateLossScaleCommand(
             for read in self.facts.other_scale_reads:
                 self._plan_other_scale_read(read)
         self._plan_local_aliases(decisions)
-        self._plan_drops()
+        _apply.plan_removals(self.plan, self.facts)
         self._warn_kept_imports(decisions)
         self._warn_global_scale_reads(decisions)
         self._plan_config_comparisons()
-        self._mark_path()
-        return True
+        return self.plan
 
     def _decide_sites(self, sites: Sequence[tuple[Expr, str]]) -> dict[Expr, SiteEdit]:
         """Decides each site's edit; a site inside a call left alone is kept, and a refused one warned."""
@@ -432,197 +401,6 @@ class MigrateLossScaleCommand(
                 self.plan.replace[compile_call] = AddKeyword(kwarg("auto_scale_loss", cst.Name("False")))
         if edit.row.rule == "graph_rewrite":
             self.plan.warn(site, w.GRAPH_REWRITE_NOTE)
-
-    def _plan_drops(self) -> None:
-        """Turns the statements to remove into whole-line removals, `pass` lines and carried comments.
-
-        A line whose every small statement goes is removed, and its leading lines and trailing
-        comment move to the next kept statement of its block (or the block's footer); a block
-        that would be left empty keeps its first removed line as `pass`.
-        """
-        for _, statement, _ in self.facts.bindings.values():
-            line = self.facts.parent(statement)
-            if (
-                isinstance(statement, (cst.Import, cst.ImportFrom))
-                and not isinstance(statement.names, cst.ImportStar)
-                and all(self.plan.import_actions.get(alias, "keep") is None for alias in statement.names)
-                and isinstance(line, cst.SimpleStatementLine)
-                and len(line.body) == 1
-            ):
-                self.plan.drop_statements.add(line)  # leave_Import(From) removes it; keep its comments
-        lines: dict[cst.SimpleStatementLine | cst.SimpleStatementSuite, list[cst.CSTNode]] = {}
-        for small in self.plan.drop_small:
-            small_line = self.facts.parent(small)
-            assert isinstance(small_line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))  # a small statement's
-            lines.setdefault(small_line, []).append(small)
-        for line, smalls in lines.items():
-            if len(smalls) == len(line.body):
-                self.plan.drop_small.difference_update(smalls)
-                if isinstance(line, cst.SimpleStatementSuite):
-                    self.plan.as_pass.add(line)
-                else:
-                    self.plan.drop_statements.add(line)
-        blocks = {self.facts.parent(line) for line in self.plan.drop_statements}
-        for block in blocks:
-            assert isinstance(block, (cst.IndentedBlock, cst.Module))  # a statement line's
-            body = list(block.body)
-            if isinstance(block, cst.IndentedBlock) and all(st in self.plan.drop_statements for st in body):
-                self.plan.drop_statements.discard(body[0])
-                self.plan.as_pass.add(body[0])
-            carried: list[cst.EmptyLine] = []
-            for statement in body:
-                if statement not in self.plan.drop_statements:
-                    if carried:
-                        self.plan.carry[statement] = carried
-                        carried = []
-                    continue
-                assert isinstance(statement, (cst.SimpleStatementLine, cst.If))  # whole lines, or an `if` of one
-                carried = carried + list(statement.leading_lines)
-                comment = None
-                if isinstance(statement, cst.SimpleStatementLine):
-                    comment = statement.trailing_whitespace.comment
-                if comment is not None and not _PRAGMA_RE.match(comment.value):
-                    carried.append(cst.EmptyLine(indent=True, comment=comment))
-            if carried:
-                self.plan.carry[block] = carried
-
-    # ------------------------------------------------------------------ transform
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> Expr:
-        new = self.plan.replace.get(original_node)
-        return new if isinstance(new, cst.BaseExpression) else updated_node
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> Expr:
-        new = self.plan.replace.get(original_node)
-        if isinstance(new, cst.BaseExpression):
-            return new
-        if isinstance(new, NewAttr):
-            return updated_node.with_changes(attr=cst.Name(new.attr))
-        return updated_node
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> Expr:
-        plan = self.plan.replace.get(original_node)
-        if plan is None or isinstance(plan, cst.BaseExpression):
-            return updated_node
-        if isinstance(plan, AssertionCall):  # `self.assertEqual(a.get_config(), b.get_config())`
-            return plan.call
-        index = {id(arg): i for i, arg in enumerate(original_node.args)}
-
-        def updated(arg: cst.Arg) -> cst.Arg:
-            return updated_node.args[index[id(arg)]]
-
-        if isinstance(plan, FirstArgument):  # `opt.get_unscaled_gradients(g)` -> `g`
-            return updated_node.args[0].value
-        if isinstance(plan, DtypePolicyOf):
-            value = updated(plan.layer).value
-            if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-                value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            return cst.Attribute(value=value, attr=cst.Name("dtype_policy"))
-        if isinstance(plan, NewCall):
-            args = [
-                updated(arg).with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) for arg in plan.positional
-            ] + list(plan.keywords)
-            return updated_node.with_changes(func=plan.func, args=restyle(updated_node.args, args))
-        if isinstance(plan, AddKeyword):
-            args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated_node.args]
-            return updated_node.with_changes(args=restyle(updated_node.args, [*args, plan.keyword]))
-        if isinstance(plan, FoldFactor):
-            inner = updated(plan.opt).value
-            assert isinstance(inner, cst.Call)
-            args = [*list(inner.args), plan.keyword]
-            if inner.args:
-                args = restyle(inner.args, [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
-            return inner.with_changes(
-                lpar=updated_node.lpar or inner.lpar,
-                rpar=updated_node.rpar or inner.rpar,
-                args=args,
-            )
-        raise AssertionError(plan)
-
-    def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert) -> cst.Assert | cst.Expr:
-        plan = self.plan.replace.get(original_node)
-        if isinstance(plan, AssertionCall):  # `assert a.get_config() == b.get_config()`
-            return cst.Expr(value=plan.call, semicolon=updated_node.semicolon)
-        return updated_node
-
-    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr | cst.RemovalSentinel:
-        if original_node in self.plan.drop_small:
-            return cst.RemovalSentinel.REMOVE
-        return updated_node
-
-    def leave_SimpleStatementLine(
-        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
-    ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
-        if original_node in self.plan.drop_statements:
-            return cst.RemovalSentinel.REMOVE
-        return self._leave_small_statements(original_node, updated_node)
-
-    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If | cst.RemovalSentinel:
-        if original_node in self.plan.drop_statements:  # an `if flag:` that only held a dropped line
-            return cst.RemovalSentinel.REMOVE
-        return updated_node
-
-    def leave_SimpleStatementSuite(
-        self, original_node: cst.SimpleStatementSuite, updated_node: cst.SimpleStatementSuite
-    ) -> cst.SimpleStatementSuite:
-        return self._leave_small_statements(original_node, updated_node)
-
-    def _leave_small_statements(self, original_node: _Line, updated_node: _Line) -> _Line:
-        if original_node in self.plan.as_pass:
-            return updated_node.with_changes(body=[cst.Pass()])
-        if any(small in self.plan.drop_small for small in original_node.body) and updated_node.body:
-            last = updated_node.body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
-            return updated_node.with_changes(body=[*updated_node.body[:-1], last])
-        return updated_node
-
-    def on_leave(
-        self, original_node: _Node, updated_node: _Node
-    ) -> _Node | cst.RemovalSentinel | cst.FlattenSentinel[_Node]:
-        result = super().on_leave(original_node, updated_node)
-        carried = self.plan.carry.get(original_node)
-        if carried and isinstance(result, (cst.Module, cst.IndentedBlock)):
-            return result.with_changes(footer=[*carried, *result.footer])
-        if carried and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            return result.with_changes(leading_lines=[*carried, *result.leading_lines])
-        return result
-
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> cst.Import | cst.RemovalSentinel:
-        kept = [
-            new
-            for old, new in zip(original_node.names, updated_node.names)
-            if self.plan.import_actions.get(old, "keep") is not None
-        ]
-        if len(kept) == len(updated_node.names):
-            return updated_node
-        if not kept:
-            return cst.RemovalSentinel.REMOVE
-        return updated_node.with_changes(names=restyle_aliases(updated_node.names, kept))
-
-    def leave_ImportFrom(
-        self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom
-    ) -> cst.ImportFrom | cst.RemovalSentinel:
-        if isinstance(original_node.names, cst.ImportStar) or isinstance(updated_node.names, cst.ImportStar):
-            return updated_node
-        actions = [self.plan.import_actions.get(alias, "keep") for alias in original_node.names]
-        if all(action == "keep" for action in actions):
-            return updated_node
-        kept = [alias for alias, action in zip(updated_node.names, actions) if action == "keep"]
-        moved = [action for action in actions if isinstance(action, tuple)]  # neither kept nor dropped
-        modules = {action[0] for action in moved}
-        if not kept and len(modules) == 1:
-            names = [
-                cst.ImportAlias(
-                    name=cst.Name(short),
-                    asname=None if local == short else cst.AsName(name=cst.Name(local)),
-                )
-                for _, short, local in moved
-            ]
-            new_names = restyle_aliases(updated_node.names, names)
-            return updated_node.with_changes(module=cst.parse_expression(modules.pop()), names=new_names, relative=())
-        for module, short, local in moved:
-            self.plan.needed_imports.append((module, short, None if local == short else local))
-        if not kept:
-            return cst.RemovalSentinel.REMOVE
-        return updated_node.with_changes(names=restyle_aliases(updated_node.names, kept))
 
 
 # The rule for a site is its row's `rule` in the mapping table (`_mapping.RULES`): how to decide it...

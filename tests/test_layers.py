@@ -1,7 +1,7 @@
 """Modules import each other one way, TYPE_CHECKING imports included.
 
 The package: _flavour at the bottom, legacy mode at the top. The codemod (the `codemods/` folder, installed as
-`lossscale_compat.codemods`): cli -> engine -> command -> rules -> facts -> helpers.
+`lossscale_compat.codemods`): cli -> engine -> command -> rules and the applier -> facts -> helpers.
 """
 
 import ast
@@ -18,7 +18,8 @@ CODEMOD_LAYERS = {
     "cli": {"cli"},
     "engine": {"_engine", "_notebook"},
     "command": {"migrate_loss_scale", "_import_plan"},
-    "rules": {
+    "rules and the applier": {
+        "_apply",
         "rules",
         "rules.config_compare",
         "rules.custom_loop",
