@@ -43,6 +43,8 @@ class Wrap:
     scale: _translation.ModernScale[cst.BaseExpression]
     new_name: str | None
     row: _mapping.Rename
+    folded: cst.CSTNode | None = None
+    """The loss-scale class site the call's `loss_scale` argument builds, folded into the call (not renamed)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +64,8 @@ class FixedFactor:
     scale: _translation.ModernScale[cst.BaseExpression]
     row: _mapping.Rename
     compiles: Sequence[cst.Call]
+    folded: cst.CSTNode | None = None
+    """As `Wrap.folded`."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 from libcst.metadata import CodeRange, PositionProvider
 
-from lossscale_compat import _mapping, _translation
+from lossscale_compat import _mapping
 
-from . import _apply, _positions, _tf1
+from . import _apply, _decide, _positions, _tf1
 from . import _warnings as w
 from ._edits import (
-    KEEP,
     AddKeyword,
     DropCall,
     DtypePolicyOf,
@@ -46,35 +45,18 @@ from ._scan import collect_facts
 from ._values import (
     Expr,
     Unsafe,
-    bind_args,
-    has_comment,
-    is_power_of_two,
     kwarg,
 )
+from .rules import optimizer, policy
 from .rules.config_compare import ConfigCompareRule
 from .rules.custom_loop import CustomLoopRule
-from .rules.graph_rewrite import GraphRewriteRule
-from .rules.loss_scale import LossScaleRule
-from .rules.optimizer import LOOP_SHIM, SHIM_INSTEAD, OptimizerRule
-from .rules.policy import PolicyRule
+from .rules.optimizer import LOOP_SHIM
 
 TARGETS = _mapping.TARGETS
 
 
-_RULE_PARAMS = {
-    "loss_scale_optimizer": (("optimizer", "loss_scale"), 2),
-    "graph_rewrite": (("opt", "loss_scale"), 1),
-    "policy": (("name", "loss_scale"), 1),
-    "get_layer_policy": (("layer",), 1),
-}
-
-
 class MigrateLossScaleCommand(
     ImportPlanning,
-    OptimizerRule,
-    LossScaleRule,
-    PolicyRule,
-    GraphRewriteRule,
     CustomLoopRule,
     ConfigCompareRule,
     ResolveWithoutCopy,
@@ -145,9 +127,10 @@ class MigrateLossScaleCommand(
     # ------------------------------------------------------------------ analysis
     def _planned(self) -> Plan:
         """Decides each site of the module's facts and plans the edits, imports and warnings."""
-        self.plan = Plan(warnings=list(self.facts.warnings))
         sites, loops = self.facts.sites, self.facts.loops
-        decisions = self._decide_sites(sites)
+        decided = _decide.decide_sites(self.facts, self.target, sites)
+        self.plan = Plan(warnings=[*self.facts.warnings, *decided.warnings], folded=set(decided.folded))
+        decisions = decided.edits
         loops_kept = self.target == "keras3" and (
             self._keep_loops_on_shim(decisions, loops) or self._keep_applies_on_shim(decisions, loops)
         )
@@ -171,170 +154,9 @@ class MigrateLossScaleCommand(
         self._plan_local_aliases(decisions)
         _apply.plan_removals(self.plan, self.facts)
         self._warn_kept_imports(decisions)
-        self._warn_global_scale_reads(decisions)
+        self.plan.warnings.extend(policy.global_scale_read_warnings(self.facts, decisions))
         self._plan_config_comparisons()
         return self.plan
-
-    def _decide_sites(self, sites: Sequence[tuple[Expr, str]]) -> dict[Expr, SiteEdit]:
-        """Decides each site's edit; a site inside a call left alone is kept, and a refused one warned."""
-        decisions: dict[Expr, SiteEdit] = {}
-        # Calls that fold an inner loss scale go first, so the inner site is not renamed too.
-        order = sorted(
-            sites,
-            key=lambda site: 0 if _mapping.BY_OLD_NAME[site[1]].rule != "loss_scale" else 1,
-        )
-        for site, old in order:
-            if site in self.plan.folded:
-                continue
-            kept = self._inside_kept_call(site)
-            if kept is not None and not self._tf1_loss_scale_in(site, kept):
-                decisions[site] = KEEP
-                if self.facts.position(site).start.line != self.facts.position(kept).start.line:
-                    self.plan.warn(site, self.plan.kept_calls[kept])  # each line that keeps a TF 2.4 name says why
-                continue
-            folded_before = set(self.plan.folded)
-            try:
-                decisions[site] = self._decide(site, _mapping.BY_OLD_NAME[old])
-            except Unsafe as unsafe:
-                self.plan.folded = folded_before
-                row = _mapping.BY_OLD_NAME[old]
-                if row.rule == "loss_scale_optimizer" and unsafe.code in SHIM_INSTEAD:
-                    decisions[site] = NewName(row.shim, w.OPTIMIZER_SHIM_NOTE)  # the same arguments, TF 2.4's class
-                    continue
-                self.plan.warn(site, unsafe.code)
-                decisions[site] = KEEP
-                parent = self.facts.parent(site)
-                if isinstance(parent, cst.Call) and parent.func is site:
-                    self.plan.kept_calls[parent] = unsafe.code
-        return decisions
-
-    def _tf1_decision(self, site: Expr) -> SiteEdit:
-        """Keeps a TF1 site on TensorFlow's own `tf.compat.v1.mixed_precision` name (unchanged if it already is)."""
-        name = self.facts.qualified_one(site)
-        assert name is not None  # a site has one qualified name (`SiteCollector._site`)
-        if name.startswith("tensorflow.compat.v1."):
-            return KEEP  # still exported by TensorFlow: nothing to change
-        return NewName(f"{_tf1.TF1_MODULE}.{name.rpartition('.')[2]}", w.TF1_KEPT_NOTE)
-
-    def _tf1_optimizer_decision(self, site: Expr, call: cst.Call | None) -> SiteEdit:
-        """TF1's `MixedPrecisionLossScaleOptimizer` of a provably TF1 optimizer stays on TensorFlow's v1 name."""
-        try:
-            bound = bind_args(call.args, ("opt", "loss_scale"), 2) if call is not None else None
-        except Unsafe:
-            bound = None
-        if (
-            bound is None
-            or _tf1.optimizer_kind(self.facts, bound["opt"].value, cst.ensure_type(call, cst.Call)) != _tf1.TF1
-        ):
-            raise Unsafe(w.TF1_LOSS_SCALE_OPTIMIZER)
-        self.plan.tf1_consumers.add(cst.ensure_type(call, cst.Call))
-        return self._tf1_decision(site)
-
-    def _tf1_loss_scale_in(self, site: Expr, kept: cst.CSTNode) -> bool:
-        """Whether `site` builds the loss scale argument of a TF1 consumer that is itself left alone."""
-        parent = self.facts.parent(site)
-        row = _mapping.BY_OLD_NAME.get(self.facts.qualified_one(site) or "")
-        return (
-            isinstance(parent, cst.Call)
-            and parent.func is site
-            and row is not None
-            and row.rule == "loss_scale"
-            and _tf1.only_tf1_consumers(self.facts, parent, self.plan.tf1_consumers)
-            and (grandparent := self.facts.parent(parent)) is not None
-            and self.facts.parent(grandparent) is kept
-        )
-
-    def _inside_kept_call(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The call left alone that contains `node`, if any."""
-        parent = self.facts.parent(node)
-        while parent is not None:
-            if parent in self.plan.kept_calls:
-                return parent
-            parent = self.facts.parent(parent)
-        return None
-
-    def _decide(self, site: Expr, row: _mapping.Rename) -> SiteEdit:
-        """Returns what to do with one site, by the rule its row of the table names, or raises Unsafe."""
-        parent = self.facts.parent(site)
-        call = parent if isinstance(parent, cst.Call) and parent.func is site else None
-        return _DECIDE[row.rule](self, site, row, call)
-
-    def _decide_rename(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        return NewName(_mapping.replacement(row, self.target))
-
-    def _decide_loss_scale(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        if call is not None and _tf1.only_tf1_consumers(self.facts, call, self.plan.tf1_consumers):
-            return self._tf1_decision(site)
-        return NewName(row.shim, w.SHIM_NOTE)
-
-    def _decide_tf1_optimizer(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        return self._tf1_optimizer_decision(site, call)
-
-    def _decide_disable(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        return DropCall(self._disable_statement(call))
-
-    def _decide_policy_site(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        if call is None:
-            return NewName(_mapping.replacement(row, self.target))
-        return self._decide_policy(call, self._bound(call, row), row)
-
-    def _decide_layer_policy(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        if call is None:
-            raise Unsafe(w.UNSUPPORTED_USE)
-        return LayerPolicy(self._bound(call, row)["layer"])
-
-    def _decide_optimizer(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        if call is None:
-            parent = self.facts.parent(site)
-            if isinstance(parent, cst.Attribute) and parent.value is site:
-                return NewName(row.shim, w.OPTIMIZER_SHIM_NOTE)  # `LossScaleOptimizer.from_config(...)`
-            if isinstance(parent, cst.Assign) and parent.value is site:
-                # `wrapper_class = LossScaleOptimizer`, called with TF 2.4's arguments
-                return NewName(row.shim, w.CLASS_SHIM_NOTE)
-            if self._class_checked(site):
-                return NewName(row.fallback, w.CLASS_CHECK_FALLBACK_NOTE)  # `isinstance(x, <the class>)`
-            raise Unsafe(w.UNSUPPORTED_USE)
-        return self._decide_wrap(call, self._bound(call, row), row)
-
-    def _decide_graph_rewrite(self, site: Expr, row: _mapping.Rename, call: cst.Call | None) -> SiteEdit:
-        if call is None:
-            raise Unsafe(w.UNSUPPORTED_USE)
-        bound = self._bound(call, row)
-        kind = _tf1.optimizer_kind(self.facts, bound["opt"].value, call)
-        if kind is None and self._decided_when_called(bound):
-            return NewName(row.fallback, w.GRAPH_REWRITE_FALLBACK_NOTE)  # TF 2.4's choice by kind, made when called
-        if kind != _tf1.KERAS:
-            self.plan.tf1_consumers.add(call)
-            if kind is None:
-                raise Unsafe(w.GRAPH_REWRITE_KIND_UNKNOWN)
-            return self._tf1_decision(site)
-        return self._decide_wrap(call, bound, row)
-
-    @staticmethod
-    def _bound(call: cst.Call, row: _mapping.Rename) -> dict[str, cst.Arg]:
-        """The call's arguments by TF 2.4's parameter names for the row's rule, or raises Unsafe."""
-        params, required = _RULE_PARAMS[row.rule]
-        return bind_args(call.args, params, required)
-
-    def _decide_wrap(self, call: cst.Call, bound: dict[str, cst.Arg], row: _mapping.Rename) -> SiteEdit:
-        """`LossScaleOptimizer(opt, loss_scale)` or a graph rewrite of a Keras optimizer: the loss scale folded in."""
-        new_name = _mapping.replacement(row, self.target)
-        if "loss_scale" in bound:
-            if has_comment(bound["loss_scale"]):
-                raise Unsafe(w.UNSUPPORTED_USE)
-            scale = self._read_loss_scale(bound["loss_scale"].value)
-        else:
-            scale = _translation.translate(_translation.DYNAMIC, {})
-        opt = bound[_RULE_PARAMS[row.rule][0][0]]
-        if self.target == "keras3" and not scale.dynamic:
-            inner = opt.value
-            if not self._is_inline_keras3_optimizer(inner):
-                raise Unsafe(w.FIXED_SCALE_NOT_INLINE)
-            if not is_power_of_two(scale.initial_scale):
-                raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
-            compiles = self._compiles_receiving(call)
-            return FixedFactor(call, opt, scale, row, compiles)
-        return Wrap(call, opt, scale, new_name, row)
 
     # ------------------------------------------------------------------ planning rewrites
     def _apply_decision(self, site: Expr, edit: SiteEdit) -> None:
@@ -376,7 +198,7 @@ class MigrateLossScaleCommand(
 
     def _apply_wrap(self, site: Expr, edit: Wrap) -> None:
         scale = edit.scale
-        kwargs = [kwarg(key, self._source_of(key, value, scale, site)) for key, value in scale.kwargs().items()]
+        kwargs = optimizer.modern_keywords(self.facts, scale, site)
         assert edit.new_name is not None  # every LossScaleOptimizer and graph-rewrite row names one on both targets
         func = self.spell(edit.new_name, site)  # after `_as_float`, which may leave the call alone
         self.plan.replace[edit.call] = NewCall(func, [edit.opt], kwargs)
@@ -387,7 +209,7 @@ class MigrateLossScaleCommand(
             self.target == "keras3"
             and scale.dynamic
             and edit.new_name != LOOP_SHIM
-            and self._reads_iterations(edit.opt.value)
+            and optimizer.reads_iterations(self.facts, edit.opt.value)
         ):
             self.plan.warn(site, w.ITERATIONS_NOTE)
 
@@ -403,18 +225,7 @@ class MigrateLossScaleCommand(
             self.plan.warn(site, w.GRAPH_REWRITE_NOTE)
 
 
-# The rule for a site is its row's `rule` in the mapping table (`_mapping.RULES`): how to decide it...
-_DECIDE: dict[str, Callable[[MigrateLossScaleCommand, Expr, _mapping.Rename, cst.Call | None], SiteEdit]] = {
-    "rename": MigrateLossScaleCommand._decide_rename,
-    "loss_scale": MigrateLossScaleCommand._decide_loss_scale,
-    "loss_scale_optimizer": MigrateLossScaleCommand._decide_optimizer,
-    "policy": MigrateLossScaleCommand._decide_policy_site,
-    "get_layer_policy": MigrateLossScaleCommand._decide_layer_policy,
-    "graph_rewrite": MigrateLossScaleCommand._decide_graph_rewrite,
-    "graph_rewrite_disable": MigrateLossScaleCommand._decide_disable,
-    "tf1_optimizer": MigrateLossScaleCommand._decide_tf1_optimizer,
-}
-# ...and, by the type of the edit decided, how to plan it.
+# By the type of the edit decided, how to plan it.
 _APPLY: dict[type, Callable[[MigrateLossScaleCommand, Expr, Any], None]] = {
     Keep: MigrateLossScaleCommand._apply_keep,
     NewName: MigrateLossScaleCommand._apply_new_name,

@@ -17,7 +17,7 @@ ROOTS = {"lossscale_compat": PACKAGE, "lossscale_compat.codemods": CODEMODS}
 CODEMOD_LAYERS = {
     "cli": {"cli"},
     "engine": {"_engine", "_notebook"},
-    "command": {"migrate_loss_scale", "_import_plan"},
+    "command": {"migrate_loss_scale", "_decide", "_import_plan"},
     "rules and the applier": {
         "_apply",
         "rules",
@@ -27,6 +27,9 @@ CODEMOD_LAYERS = {
         "rules.loss_scale",
         "rules.optimizer",
         "rules.policy",
+        "rules.rename",
+        "rules.site",
+        "rules.tf1",
     },
     "facts": {"_scan", "_tf1", "_scopes", "_state", "_facts"},
     "helpers": {

@@ -5,13 +5,13 @@ from __future__ import annotations
 import typing
 
 from lossscale_compat import _mapping
-from lossscale_compat.codemods import _edits
+from lossscale_compat.codemods import _decide, _edits
 from lossscale_compat.codemods import migrate_loss_scale as command
 
 
 def test_every_rule_of_the_table_has_a_decider():
-    assert set(command._DECIDE) == set(_mapping.RULES)
-    assert {row.rule for row in _mapping.RENAMES} <= set(command._DECIDE)
+    assert set(_decide.DECIDERS) == set(_mapping.RULES)
+    assert {row.rule for row in _mapping.RENAMES} <= set(_decide.DECIDERS)
 
 
 def test_every_site_edit_has_an_applier():

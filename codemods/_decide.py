@@ -1,0 +1,120 @@
+"""Decides each site of a module: the rule is the one its row of the mapping table names (`DECIDERS`).
+
+The loop keeps, as its own local state, what the decisions so far settled that later ones read: the loss-scale
+sites folded into a call (the `folded` of the edit decided for it), the calls left alone (a site inside one is
+kept too) and the calls kept on TF1 (their loss scale keeps TF1's name). Calls that fold a loss scale are decided
+first, so that the loss-scale site inside is not renamed too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+
+import libcst as cst
+
+from lossscale_compat import _mapping
+
+from . import _tf1
+from . import _warnings as w
+from ._edits import KEEP, FixedFactor, NewName, SiteEdit, Wrap
+from ._facts import Facts
+from ._values import Expr, Unsafe
+from .rules import graph_rewrite, loss_scale, optimizer, policy, rename, tf1
+from .rules.site import Site
+
+# The rule for a site is its row's `rule` in the mapping table (`_mapping.RULES`): how to decide it...
+DECIDERS: dict[str, Callable[[Site], SiteEdit]] = {
+    "rename": rename.decide,
+    "loss_scale": loss_scale.decide,
+    "loss_scale_optimizer": optimizer.decide,
+    "policy": policy.decide,
+    "get_layer_policy": policy.decide_layer_policy,
+    "graph_rewrite": graph_rewrite.decide,
+    "graph_rewrite_disable": graph_rewrite.decide_disable,
+    "tf1_optimizer": tf1.decide_optimizer,
+}
+# ...and, for the rules whose calls may stay on TF1, whether one does (its loss scale then keeps TF1's name too).
+KEPT_FOR_TF1: dict[str, Callable[[Site], bool]] = {
+    "graph_rewrite": graph_rewrite.kept_for_tf1,
+    "tf1_optimizer": tf1.kept_for_tf1,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Decisions:
+    """Each site's edit, the loss-scale sites folded into a rewritten call, and the warnings given on the way."""
+
+    edits: dict[Expr, SiteEdit]
+    folded: frozenset[cst.CSTNode]
+    warnings: tuple[tuple[cst.CSTNode, str], ...]
+
+
+def decide_sites(facts: Facts, target: str, sites: Sequence[tuple[Expr, str]]) -> Decisions:
+    """Decides each site's edit; a site inside a call left alone is kept, and a refused one warned."""
+    edits: dict[Expr, SiteEdit] = {}
+    folded: set[cst.CSTNode] = set()
+    kept_calls: dict[cst.CSTNode, str] = {}
+    kept_for_tf1: set[cst.Call] = set()
+    warnings: list[tuple[cst.CSTNode, str]] = []
+    order = sorted(sites, key=lambda site: 0 if _mapping.BY_OLD_NAME[site[1]].rule != "loss_scale" else 1)
+    for node, old in order:
+        if node in folded:
+            continue
+        parent = facts.parent(node)
+        call = parent if isinstance(parent, cst.Call) and parent.func is node else None
+        site = Site(facts, target, node, _mapping.BY_OLD_NAME[old], call, kept_for_tf1)
+        kept = _inside(facts, node, kept_calls)
+        if kept is not None and not _builds_tf1_loss_scale_of(site, kept):
+            edits[node] = KEEP
+            if facts.position(node).start.line != facts.position(kept).start.line:
+                warnings.append((node, kept_calls[kept]))  # each line that keeps a TF 2.4 name says why
+            continue
+        keeps_tf1 = KEPT_FOR_TF1.get(site.row.rule)
+        if call is not None and keeps_tf1 is not None and keeps_tf1(site):
+            kept_for_tf1.add(call)
+        try:
+            edit = edits[node] = DECIDERS[site.row.rule](site)
+        except Unsafe as unsafe:
+            edits[node] = _refused(site, unsafe.code, warnings, kept_calls)
+            continue
+        if isinstance(edit, (Wrap, FixedFactor)) and edit.folded is not None:
+            folded.add(edit.folded)
+    return Decisions(edits, frozenset(folded), tuple(warnings))
+
+
+def _refused(
+    site: Site, code: str, warnings: list[tuple[cst.CSTNode, str]], kept_calls: dict[cst.CSTNode, str]
+) -> SiteEdit:
+    """The edit of a site its rule refused: lossscale_compat's LossScaleOptimizer where that keeps it running,
+    else the site kept, warned, and its call (if called) left alone with what it holds."""
+    if site.row.rule == "loss_scale_optimizer" and code in optimizer.SHIM_INSTEAD:
+        return NewName(site.row.shim, w.OPTIMIZER_SHIM_NOTE)  # the same arguments, TF 2.4's class
+    warnings.append((site.node, code))
+    if site.call is not None:
+        kept_calls[site.call] = code
+    return KEEP
+
+
+def _builds_tf1_loss_scale_of(site: Site, kept: cst.CSTNode) -> bool:
+    """Whether `site` builds the loss scale argument of a TF1 consumer that is itself left alone."""
+    facts = site.facts
+    row = _mapping.BY_OLD_NAME.get(facts.qualified_one(site.node) or "")
+    return (
+        site.call is not None
+        and row is not None
+        and row.rule == "loss_scale"
+        and _tf1.only_tf1_consumers(facts, site.call, site.kept_for_tf1)
+        and (grandparent := facts.parent(site.call)) is not None
+        and facts.parent(grandparent) is kept
+    )
+
+
+def _inside(facts: Facts, node: cst.CSTNode, calls: Mapping[cst.CSTNode, str]) -> cst.CSTNode | None:
+    """The call of `calls` that contains `node`, if any."""
+    parent = facts.parent(node)
+    while parent is not None:
+        if parent in calls:
+            return parent
+        parent = facts.parent(parent)
+    return None
