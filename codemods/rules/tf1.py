@@ -28,6 +28,7 @@ def kept_for_tf1(site: Site) -> bool:
         return False
     return _tf1.optimizer_kind(site.facts, bound["opt"].value, site.call) == _tf1.TF1
 
+
 def decide_optimizer(site: Site) -> SiteEdit:
     """TF1's `MixedPrecisionLossScaleOptimizer` of a provably TF1 optimizer stays on TensorFlow's v1 name."""
     if not kept_for_tf1(site):
