@@ -205,3 +205,14 @@ class Plan:
 
     def warn(self, node: cst.CSTNode, code: str) -> None:
         self.warnings.append((node, code))
+
+    def add(self, part: Plan) -> None:
+        """Adds the node edits, removals, imports and warnings of `part` (a rule's own plan) to this plan."""
+        self.replace.update(part.replace)
+        self.drop_statements |= part.drop_statements
+        self.drop_small |= part.drop_small
+        self.as_pass |= part.as_pass
+        self.carry.update(part.carry)
+        self.import_actions.update(part.import_actions)
+        self.needed_imports.extend(part.needed_imports)
+        self.warnings.extend(part.warnings)

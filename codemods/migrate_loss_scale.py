@@ -47,9 +47,7 @@ from ._values import (
     Unsafe,
     kwarg,
 )
-from .rules import optimizer, policy
-from .rules.config_compare import ConfigCompareRule
-from .rules.custom_loop import CustomLoopRule
+from .rules import config_compare, custom_loop, optimizer, policy
 from .rules.optimizer import LOOP_SHIM
 
 TARGETS = _mapping.TARGETS
@@ -57,8 +55,6 @@ TARGETS = _mapping.TARGETS
 
 class MigrateLossScaleCommand(
     ImportPlanning,
-    CustomLoopRule,
-    ConfigCompareRule,
     ResolveWithoutCopy,
     CodemodCommand,
 ):
@@ -127,36 +123,49 @@ class MigrateLossScaleCommand(
     # ------------------------------------------------------------------ analysis
     def _planned(self) -> Plan:
         """Decides each site of the module's facts and plans the edits, imports and warnings."""
-        sites, loops = self.facts.sites, self.facts.loops
-        decided = _decide.decide_sites(self.facts, self.target, sites)
-        self.plan = Plan(warnings=[*self.facts.warnings, *decided.warnings], folded=set(decided.folded))
+        facts, keras3 = self.facts, self.target == "keras3"
+        decided = _decide.decide_sites(facts, self.target, facts.sites)
+        self.plan = Plan(warnings=[*facts.warnings, *decided.warnings], folded=set(decided.folded))
         decisions = decided.edits
-        loops_kept = self.target == "keras3" and (
-            self._keep_loops_on_shim(decisions, loops) or self._keep_applies_on_shim(decisions, loops)
-        )
-        if self.target == "keras3":
-            self._shim_escaping(decisions, loops)
+        loops_kept = keras3 and self._loops_on_shim(decisions)
+        if keras3:
+            decisions.update(custom_loop.escaping_on_shim(facts, decisions, facts.loops))
         self._plan_imports(decisions)
         self._plan_private_imports()
         for site, edit in decisions.items():
             self._apply_decision(site, edit)
-        on_shim = self.target == "keras3" and (
-            loops_kept or ((loops or self.facts.other_scale_reads) and _tf1.builds_shim_optimizer(self.facts))
-        )
-        if self.target == "keras3" and not on_shim:
-            self._plan_loops(loops)
-        if self.target == "keras3" and sites:
-            for read in self.facts.optimizer_scale_reads:
-                self._plan_scale_read(read)
-        if self.target == "keras3" and (sites or loops) and not on_shim:  # TF 2.4's API is in use here
-            for read in self.facts.other_scale_reads:
-                self._plan_other_scale_read(read)
+        if keras3:
+            self._plan_custom_loops(loops_kept)
         self._plan_local_aliases(decisions)
-        _apply.plan_removals(self.plan, self.facts)
+        _apply.plan_removals(self.plan, facts)
         self._warn_kept_imports(decisions)
-        self.plan.warnings.extend(policy.global_scale_read_warnings(self.facts, decisions))
-        self._plan_config_comparisons()
+        self.plan.warnings.extend(policy.global_scale_read_warnings(facts, decisions))
+        self.plan.add(config_compare.plan_comparisons(facts))
         return self.plan
+
+    def _loops_on_shim(self, decisions: dict[Expr, SiteEdit]) -> bool:
+        """Moves the optimizers decided to our class where the file's custom loop, or its applying of gradients it
+        never scaled, needs TF 2.4's contract (Keras 3); returns whether it did."""
+        moved, warnings = custom_loop.loops_on_shim(self.facts, decisions, self.facts.loops)
+        if not moved:
+            moved = custom_loop.applies_on_shim(self.facts, decisions, self.facts.loops)
+        decisions.update(moved)
+        self.plan.warnings.extend(warnings)
+        return bool(moved)
+
+    def _plan_custom_loops(self, loops_kept: bool) -> None:
+        """Plans the Keras 3 custom-loop rewrites and `loss_scale` reads, unless the file stays on our class."""
+        facts, sites, loops = self.facts, self.facts.sites, self.facts.loops
+        on_shim = loops_kept or ((loops or facts.other_scale_reads) and _tf1.builds_shim_optimizer(facts))
+        if not on_shim:
+            self.plan.add(custom_loop.plan_loops(facts, loops, self.plan.lso_calls))
+        if sites:
+            for read in facts.optimizer_scale_reads:
+                self.plan.add(custom_loop.plan_scale_read(facts, read))
+        if (sites or loops) and not on_shim:  # TF 2.4's API is in use here
+            for read in facts.other_scale_reads:
+                part = custom_loop.plan_other_scale_read(facts, read, self.plan.lso_calls, self.plan.shim_calls)
+                self.plan.add(part)
 
     # ------------------------------------------------------------------ planning rewrites
     def _apply_decision(self, site: Expr, edit: SiteEdit) -> None:

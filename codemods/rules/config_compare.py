@@ -13,111 +13,114 @@ import libcst as cst
 from lossscale_compat import _mapping
 
 from .. import _warnings as w
-from .._edits import AssertionCall
-from .._state import RuleBase
+from .._edits import AssertionCall, Plan
+from .._facts import Facts
 from .._values import Expr, Unsafe, dotted_expression
 
 
-class ConfigCompareRule(RuleBase):
-    """Plans the rewrite (or the warning) of each config comparison between loss-scale optimizers."""
+def plan_comparisons(facts: Facts) -> Plan:
+    """Rewrites or warns each `==`/`!=` comparison, or unittest equality assertion, of two `get_config()` reads."""
+    out = Plan()
+    seen: set[cst.CSTNode] = set()
+    reads = set(facts.config_reads)
+    for read in facts.config_reads:
+        compared = _config_comparison(facts, read, reads)
+        if compared is None or compared[0] in seen:
+            continue
+        node, left, right = compared
+        seen.add(node)
+        known = [_known_loss_scale_optimizer(facts, read) for read in (left, right)]
+        if not any(known):
+            continue  # nothing says these are loss-scale optimizers: not ours to touch
+        statement = _rewritable(facts, node) if all(known) else None
+        if statement is None:
+            out.warn(node, w.CONFIG_COMPARED)
+            continue
+        receivers = [cst.ensure_type(read.func, cst.Attribute).value for read in (left, right)]
+        try:
+            func = _spell_assertion(facts, node)
+        except Unsafe as unsafe:
+            out.warn(node, unsafe.code)
+            continue
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        call = cst.Call(func=func, args=[cst.Arg(receivers[0], comma=comma), cst.Arg(receivers[1])])
+        out.replace[statement] = AssertionCall(call)
+        out.warn(node, w.CONFIG_EQUIVALENCE_NOTE)
+        out.needed_imports.append((_mapping.CONFIG_ASSERTION.rpartition(".")[0], None, None))
+    return out
 
-    def _plan_config_comparisons(self) -> None:
-        """Rewrites or warns each `==`/`!=` comparison, or unittest equality assertion, of two `get_config()` reads."""
-        seen: set[cst.CSTNode] = set()
-        reads = set(self.facts.config_reads)
-        for read in self.facts.config_reads:
-            compared = self._config_comparison(read, reads)
-            if compared is None or compared[0] in seen:
-                continue
-            node, left, right = compared
-            seen.add(node)
-            known = [self._known_loss_scale_optimizer(read) for read in (left, right)]
-            if not any(known):
-                continue  # nothing says these are loss-scale optimizers: not ours to touch
-            statement = self._rewritable(node) if all(known) else None
-            if statement is None:
-                self.plan.warn(node, w.CONFIG_COMPARED)
-                continue
-            receivers = [cst.ensure_type(read.func, cst.Attribute).value for read in (left, right)]
-            try:
-                func = self._spell_config_assertion(node)
-            except Unsafe as unsafe:
-                self.plan.warn(node, unsafe.code)
-                continue
-            comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            call = cst.Call(func=func, args=[cst.Arg(receivers[0], comma=comma), cst.Arg(receivers[1])])
-            self.plan.replace[statement] = AssertionCall(call)
-            self.plan.warn(node, w.CONFIG_EQUIVALENCE_NOTE)
 
-    def _config_comparison(self, read: cst.Call, reads: set[cst.Call]) -> tuple[cst.CSTNode, cst.Call, cst.Call] | None:
-        """(The comparison or assertion call, its two `get_config()` reads) when `read` is one of two compared."""
-        parent = self.facts.parent(read)
-        if isinstance(parent, cst.ComparisonTarget):
-            parent = self.facts.parent(parent)
-        if isinstance(parent, cst.Comparison):
-            if len(parent.comparisons) != 1 or not isinstance(
-                parent.comparisons[0].operator, (cst.Equal, cst.NotEqual)
-            ):
-                return None
-            sides = (parent.left, parent.comparisons[0].comparator)
-            if all(side in reads for side in sides):
-                return parent, cst.ensure_type(sides[0], cst.Call), cst.ensure_type(sides[1], cst.Call)
+def _config_comparison(
+    facts: Facts, read: cst.Call, reads: set[cst.Call]
+) -> tuple[cst.CSTNode, cst.Call, cst.Call] | None:
+    """(The comparison or assertion call, its two `get_config()` reads) when `read` is one of two compared."""
+    parent = facts.parent(read)
+    if isinstance(parent, cst.ComparisonTarget):
+        parent = facts.parent(parent)
+    if isinstance(parent, cst.Comparison):
+        if len(parent.comparisons) != 1 or not isinstance(parent.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
             return None
-        call = self.facts.parent(parent) if isinstance(parent, cst.Arg) else None
-        if (
-            isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Attribute)
-            and call.func.attr.value.startswith("assert")
-            and len(call.args) >= 2
-            and all(arg.value in reads for arg in call.args[:2])
-        ):
-            return call, cst.ensure_type(call.args[0].value, cst.Call), cst.ensure_type(call.args[1].value, cst.Call)
+        sides = (parent.left, parent.comparisons[0].comparator)
+        if all(side in reads for side in sides):
+            return parent, cst.ensure_type(sides[0], cst.Call), cst.ensure_type(sides[1], cst.Call)
         return None
+    call = facts.parent(parent) if isinstance(parent, cst.Arg) else None
+    if (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Attribute)
+        and call.func.attr.value.startswith("assert")
+        and len(call.args) >= 2
+        and all(arg.value in reads for arg in call.args[:2])
+    ):
+        return call, cst.ensure_type(call.args[0].value, cst.Call), cst.ensure_type(call.args[1].value, cst.Call)
+    return None
 
-    def _known_loss_scale_optimizer(self, read: cst.Call) -> bool:
-        """Whether `read`'s receiver is a name bound once, in its scope, to a loss-scale optimizer's construction."""
-        receiver = cst.ensure_type(read.func, cst.Attribute).value
-        if not isinstance(receiver, cst.Name):
-            return False
-        value = self.facts.assigned_value(receiver)
-        return value is not None and self.facts.called_name(value) in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES
 
-    def _rewritable(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The statement or call to replace with the assertion: `assert x == y` with no message, or
-        `self.assertEqual(x, y)` as a statement of its own; None for anything else (`!=`, `assert not`, an `if`)."""
-        if isinstance(node, cst.Comparison):
-            statement = self.facts.parent(node)
-            if (
-                isinstance(node.comparisons[0].operator, cst.Equal)
-                and isinstance(statement, cst.Assert)
-                and statement.test is node
-                and statement.msg is None
-            ):
-                return statement
-            return None
-        call = cst.ensure_type(node, cst.Call)
-        statement = self.facts.parent(call)
-        method = cst.ensure_type(call.func, cst.Attribute)
+def _known_loss_scale_optimizer(facts: Facts, read: cst.Call) -> bool:
+    """Whether `read`'s receiver is a name bound once, in its scope, to a loss-scale optimizer's construction."""
+    receiver = cst.ensure_type(read.func, cst.Attribute).value
+    if not isinstance(receiver, cst.Name):
+        return False
+    value = facts.assigned_value(receiver)
+    return value is not None and facts.called_name(value) in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES
+
+
+def _rewritable(facts: Facts, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement or call to replace with the assertion: `assert x == y` with no message, or
+    `self.assertEqual(x, y)` as a statement of its own; None for anything else (`!=`, `assert not`, an `if`)."""
+    if isinstance(node, cst.Comparison):
+        statement = facts.parent(node)
         if (
-            method.attr.value in _mapping.CONFIG_ASSERTION_METHODS
-            and isinstance(method.value, cst.Name)
-            and method.value.value == "self"
-            and len(call.args) == 2
-            and all(arg.keyword is None and not arg.star for arg in call.args)
-            and isinstance(statement, cst.Expr)
+            isinstance(node.comparisons[0].operator, cst.Equal)
+            and isinstance(statement, cst.Assert)
+            and statement.test is node
+            and statement.msg is None
         ):
-            return call
+            return statement
         return None
+    call = cst.ensure_type(node, cst.Call)
+    statement = facts.parent(call)
+    method = cst.ensure_type(call.func, cst.Attribute)
+    if (
+        method.attr.value in _mapping.CONFIG_ASSERTION_METHODS
+        and isinstance(method.value, cst.Name)
+        and method.value.value == "self"
+        and len(call.args) == 2
+        and all(arg.keyword is None and not arg.star for arg in call.args)
+        and isinstance(statement, cst.Expr)
+    ):
+        return call
+    return None
 
-    def _spell_config_assertion(self, site: cst.CSTNode) -> Expr:
-        """`lossscale_compat.testing.assert_config_equivalent`, with `import lossscale_compat.testing` added; raises
-        Unsafe where `lossscale_compat` names something else here."""
-        module = _mapping.CONFIG_ASSERTION.rpartition(".")[0]
-        top = module.partition(".")[0]
-        scope = self.facts.scopes.get(site) or self.facts.global_scope
-        if top in self.facts.global_scope and self.facts.bindings.get(top, ("",))[0] != top:
-            raise Unsafe(w.NAME_CLASH)
-        if top in scope and set(scope[top]) != set(self.facts.global_scope[top]):
-            raise Unsafe(w.NAME_CLASH)
-        self.plan.needed_imports.append((module, None, None))
-        return dotted_expression(_mapping.CONFIG_ASSERTION)
+
+def _spell_assertion(facts: Facts, site: cst.CSTNode) -> Expr:
+    """`lossscale_compat.testing.assert_config_equivalent` (its import added by the caller); raises Unsafe where
+    `lossscale_compat` names something else here."""
+    module = _mapping.CONFIG_ASSERTION.rpartition(".")[0]
+    top = module.partition(".")[0]
+    scope = facts.scopes.get(site) or facts.global_scope
+    if top in facts.global_scope and facts.bindings.get(top, ("",))[0] != top:
+        raise Unsafe(w.NAME_CLASH)
+    if top in scope and set(scope[top]) != set(facts.global_scope[top]):
+        raise Unsafe(w.NAME_CLASH)
+    return dotted_expression(_mapping.CONFIG_ASSERTION)
