@@ -1,21 +1,42 @@
-"""The applier: turns a module's plan (its `NodeEdit`s, removals and carried comments) into the new tree.
+"""The applier: turns the site edits the rules decided into the module's plan, and the plan into the new tree.
 
-`plan_removals` first turns the small statements to remove into whole-line removals, `pass` lines and carried
-comments; `apply` then rewrites only the paths to the nodes that change and adds the imports the plan needs.
+`plan_site_edits` turns each `SiteEdit` into the `NodeEdit`s of the nodes it changes (spelling new names through
+`_import_plan`), `plan_removals` turns the small statements to remove into whole-line removals, `pass` lines and
+carried comments, and `apply` rewrites only the paths to the nodes that change and adds the imports the plan needs.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import libcst as cst
 
-from . import _imports
-from ._edits import AddKeyword, AssertionCall, DtypePolicyOf, FirstArgument, FoldFactor, NewAttr, NewCall, Plan
+from . import _import_plan, _imports
+from . import _warnings as w
+from ._edits import (
+    AddKeyword,
+    AssertionCall,
+    DropCall,
+    DtypePolicyOf,
+    FirstArgument,
+    FixedFactor,
+    FoldFactor,
+    Keep,
+    LayerPolicy,
+    NewAttr,
+    NewCall,
+    NewName,
+    NewPolicy,
+    Plan,
+    ShimWrap,
+    SiteEdit,
+    Wrap,
+)
 from ._facts import Facts
-from ._values import Expr, restyle, restyle_aliases
+from ._values import Expr, Unsafe, kwarg, restyle, restyle_aliases
+from .rules import optimizer
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 _Line = TypeVar("_Line", cst.SimpleStatementLine, cst.SimpleStatementSuite)
@@ -23,6 +44,95 @@ _Line = TypeVar("_Line", cst.SimpleStatementLine, cst.SimpleStatementSuite)
 _PRAGMA_RE = re.compile(r"#\s*(noqa|type:|pylint:|pragma|isort:|fmt:|lossscale-compat:)", re.IGNORECASE)
 
 Needed = tuple[str, "str | None", "str | None"]
+
+
+def plan_site_edits(facts: Facts, target: str, plan: Plan, decisions: Mapping[Expr, SiteEdit]) -> None:
+    """Plans the node edits of each site's edit; one that cannot be spelled here is warned instead."""
+    for site, edit in decisions.items():
+        try:
+            BY_EDIT[type(edit)](facts, target, plan, site, edit)
+        except Unsafe as unsafe:
+            plan.warn(site, unsafe.code)
+
+
+def _keep(facts: Facts, target: str, plan: Plan, site: Expr, edit: Keep) -> None:
+    pass
+
+
+def _new_name(facts: Facts, target: str, plan: Plan, site: Expr, edit: NewName) -> None:
+    if edit.name is None:
+        raise Unsafe(w.UNSUPPORTED_USE)
+    plan.replace[site] = _import_plan.spell(facts, target, plan, edit.name, site)
+    if edit.note is not None:
+        plan.warn(site, edit.note)
+
+
+def _shim_wrap(facts: Facts, target: str, plan: Plan, site: Expr, edit: ShimWrap) -> None:
+    _wrap(facts, target, plan, site, edit.wrap)
+    plan.shim_calls.add(edit.wrap.call)
+    plan.warn(site, edit.note)
+
+
+def _layer_policy(facts: Facts, target: str, plan: Plan, site: Expr, edit: LayerPolicy) -> None:
+    call = facts.parent(site)
+    assert call is not None  # the rule saw it: the call of `get_layer_policy`
+    plan.replace[call] = DtypePolicyOf(edit.layer)
+
+
+def _drop_call(facts: Facts, target: str, plan: Plan, site: Expr, edit: DropCall) -> None:
+    plan.drop_small.add(edit.statement)
+    plan.warn(site, w.DISABLE_REMOVED_NOTE)
+
+
+def _new_policy(facts: Facts, target: str, plan: Plan, site: Expr, edit: NewPolicy) -> None:
+    assert edit.new_name is not None  # every Policy row names its modern class on both targets
+    func = _import_plan.spell(facts, target, plan, edit.new_name, site)
+    plan.replace[edit.call] = NewCall(func, [edit.name_arg])
+    if edit.note is not None:
+        plan.warn(site, edit.note)
+
+
+def _wrap(facts: Facts, target: str, plan: Plan, site: Expr, edit: Wrap) -> None:
+    scale = edit.scale
+    kwargs = optimizer.modern_keywords(facts, scale, site)
+    assert edit.new_name is not None  # every LossScaleOptimizer and graph-rewrite row names one on both targets
+    func = _import_plan.spell(facts, target, plan, edit.new_name, site)  # after the keywords, which may refuse
+    plan.replace[edit.call] = NewCall(func, [edit.opt], kwargs)
+    plan.lso_calls.add(edit.call)
+    if edit.row.rule == "graph_rewrite":
+        plan.warn(site, w.GRAPH_REWRITE_NOTE)
+    if (
+        target == "keras3"
+        and scale.dynamic
+        and edit.new_name != optimizer.LOOP_SHIM
+        and optimizer.reads_iterations(facts, edit.opt.value)
+    ):
+        plan.warn(site, w.ITERATIONS_NOTE)
+
+
+def _fixed_factor(facts: Facts, target: str, plan: Plan, site: Expr, edit: FixedFactor) -> None:
+    factor = edit.scale.initial_scale
+    assert factor is not None  # a fixed loss scale has a value (`optimizer.wrap` checked it is a power of two)
+    plan.replace[edit.call] = FoldFactor(edit.opt, kwarg("loss_scale_factor", factor))
+    plan.lso_calls.add(edit.call)
+    for compile_call in edit.compiles:
+        if not any(a.keyword is not None and a.keyword.value == "auto_scale_loss" for a in compile_call.args):
+            plan.replace[compile_call] = AddKeyword(kwarg("auto_scale_loss", cst.Name("False")))
+    if edit.row.rule == "graph_rewrite":
+        plan.warn(site, w.GRAPH_REWRITE_NOTE)
+
+
+# By the type of the edit decided, how to plan it.
+BY_EDIT: dict[type, Callable[[Facts, str, Plan, Expr, Any], None]] = {
+    Keep: _keep,
+    NewName: _new_name,
+    Wrap: _wrap,
+    ShimWrap: _shim_wrap,
+    FixedFactor: _fixed_factor,
+    NewPolicy: _new_policy,
+    LayerPolicy: _layer_policy,
+    DropCall: _drop_call,
+}
 
 
 def plan_removals(plan: Plan, facts: Facts) -> None:

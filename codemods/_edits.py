@@ -1,7 +1,7 @@
 """What the rules decide, as typed values: a site's edit, and the change one node of the tree gets.
 
-A rule turns a site into a `SiteEdit` (or raises `_values.Unsafe` with the warning to give instead); the command
-turns site edits into `NodeEdit`s keyed by the node they change, which its `leave_*` methods apply.
+A rule turns a site into a `SiteEdit` (or raises `_values.Unsafe` with the warning to give instead); the applier
+(`_apply`) turns site edits into `NodeEdit`s keyed by the node they change, and then makes them.
 """
 
 from __future__ import annotations
@@ -189,17 +189,13 @@ class Plan:
     """Imports to add: (module, name or None, alias or None)."""
     warnings: list[tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=list)
     """The warnings to place, as (node, code)."""
-    # What the decisions so far settled, which later decisions read.
+    # What planning the site edits settled, which the import planning and the custom-loop rules read.
     folded: set[cst.CSTNode] = dataclasses.field(default_factory=set)
-    """Loss-scale sites folded into the call that takes them."""
-    kept_calls: dict[cst.CSTNode, str] = dataclasses.field(default_factory=dict)
-    """Calls left alone, with their warning code."""
+    """Loss-scale sites folded into the call that takes them (`_decide.Decisions.folded`)."""
     lso_calls: set[cst.CSTNode] = dataclasses.field(default_factory=set)
-    """The `LossScaleOptimizer` calls rewritten (or, for custom loops, the ones built here)."""
+    """The `LossScaleOptimizer` calls rewritten."""
     blocked_bindings: set[str] = dataclasses.field(default_factory=set)
     """Module-level import bindings that must not be respelled in place."""
-    tf1_consumers: set[cst.Call] = dataclasses.field(default_factory=set)
-    """Graph rewrites and TF1 optimizers kept for TF1 (or of an unknown optimizer)."""
     shim_calls: set[cst.Call] = dataclasses.field(default_factory=set)
     """Calls moved to lossscale_compat's LossScaleOptimizer."""
 

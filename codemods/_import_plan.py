@@ -1,4 +1,7 @@
-"""Import planning: which legacy imports are rewritten in place, dropped or kept, and how a new name is spelled."""
+"""Import planning: which legacy imports are rewritten in place, dropped or kept, and how a new name is spelled.
+
+Each function writes what it plans into the module's `Plan` it is given (import actions, imports to add, warnings).
+"""
 
 from __future__ import annotations
 
@@ -7,169 +10,182 @@ import libcst as cst
 from lossscale_compat import _mapping
 
 from . import _warnings as w
-from ._edits import Keep, SiteEdit, new_name_of
-from ._state import RuleBase
+from ._edits import Keep, Plan, SiteEdit, new_name_of
+from ._facts import Facts
 from ._values import Expr, Unsafe, dotted_expression, full_name, root_of
 
 
-class ImportPlanning(RuleBase):
-    """Plans the imports of a file from the decisions the rules made for its sites."""
+def plan_local_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+    """Drops each function-local alias of a TF 2.4-only module once all its uses are rewritten, else warns."""
+    rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+    rewritten |= {root_of(node) for node in plan.folded}
+    for module, statement, scope in (alias for aliases in facts.local_aliases.values() for alias in aliases):
+        if module not in _mapping.LEGACY_MODULES or facts.is_suppressed(statement):
+            continue
+        name = cst.ensure_type(statement.targets[0].target, cst.Name).value
+        references = [ref.node for assignment in scope[name] for ref in assignment.references]
+        if all(node in rewritten for node in references):
+            plan.drop_small.add(statement)
+        else:
+            plan.warn(statement, w.IMPORT_KEPT)
 
-    def _plan_local_aliases(self, decisions: dict[Expr, SiteEdit]) -> None:
-        """Drops each function-local alias of a TF 2.4-only module once all its uses are rewritten, else warns."""
-        rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        rewritten |= {root_of(node) for node in self.plan.folded}
-        for module, statement, scope in (alias for aliases in self.facts.local_aliases.values() for alias in aliases):
-            if module not in _mapping.LEGACY_MODULES or self.facts.is_suppressed(statement):
-                continue
-            name = cst.ensure_type(statement.targets[0].target, cst.Name).value
-            references = [ref.node for assignment in scope[name] for ref in assignment.references]
-            if all(node in rewritten for node in references):
-                self.plan.drop_small.add(statement)
-            else:
-                self.plan.warn(statement, w.IMPORT_KEPT)
 
-    def _warn_kept_imports(self, decisions: dict[Expr, SiteEdit]) -> None:
-        """Warns on each import of a TF 2.4 name that stays because some use of it was left alone, or moves a
-        module alias to lossscale_compat's module of the same names."""
-        covered = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        covered |= {root_of(node) for node in self.plan.folded}
-        for name, (qualified, statement, alias) in self.facts.bindings.items():
-            if qualified not in _mapping.LEGACY_MODULES and qualified not in _mapping.BY_OLD_NAME:
-                continue
-            if qualified.startswith("tensorflow.compat.v1."):
-                continue  # TensorFlow still ships its v1 compat API; the import resolves
-            references = [ref.node for access in self.facts.global_scope[name] for ref in access.references]
-            left = [node for node in references if node not in covered]
-            if left and self._to_module_fallback(qualified, statement, alias, left):
-                self.plan.warn(statement, w.MODULE_FALLBACK_NOTE)
-            elif left:
-                self.plan.warn(statement, w.IMPORT_KEPT)
+def warn_kept_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+    """Warns on each import of a TF 2.4 name that stays because some use of it was left alone, or moves a
+    module alias to lossscale_compat's module of the same names."""
+    covered = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+    covered |= {root_of(node) for node in plan.folded}
+    for name, (qualified, statement, alias) in facts.bindings.items():
+        if qualified not in _mapping.LEGACY_MODULES and qualified not in _mapping.BY_OLD_NAME:
+            continue
+        if qualified.startswith("tensorflow.compat.v1."):
+            continue  # TensorFlow still ships its v1 compat API; the import resolves
+        references = [ref.node for access in facts.global_scope[name] for ref in access.references]
+        left = [node for node in references if node not in covered]
+        if left and _to_module_fallback(facts, plan, qualified, statement, alias, left):
+            plan.warn(statement, w.MODULE_FALLBACK_NOTE)
+        elif left:
+            plan.warn(statement, w.IMPORT_KEPT)
 
-    def _to_module_fallback(
-        self, qualified: str, statement: cst.CSTNode, alias: cst.ImportAlias | None, left: list[cst.CSTNode]
-    ) -> bool:
-        """Moves `from <TF 2.4's keras ...mixed_precision> import experimental as x` to lossscale_compat's module of
-        the same names, when every use left on it reads one of them (`x.Policy`, ...). Returns whether it did."""
+
+def _to_module_fallback(
+    facts: Facts,
+    plan: Plan,
+    qualified: str,
+    statement: cst.CSTNode,
+    alias: cst.ImportAlias | None,
+    left: list[cst.CSTNode],
+) -> bool:
+    """Moves `from <TF 2.4's keras ...mixed_precision> import experimental as x` to lossscale_compat's module of
+    the same names, when every use left on it reads one of them (`x.Policy`, ...). Returns whether it did."""
+    if not (
+        qualified in _mapping.KERAS_EXPERIMENTAL_MODULES
+        and isinstance(statement, cst.ImportFrom)
+        and alias is not None
+        and not facts.is_suppressed(statement)
+    ):
+        return False
+    for node in left:
+        user = facts.parent(node)
         if not (
-            qualified in _mapping.KERAS_EXPERIMENTAL_MODULES
-            and isinstance(statement, cst.ImportFrom)
-            and alias is not None
-            and not self.facts.is_suppressed(statement)
+            isinstance(user, cst.Attribute)
+            and user.value is node
+            and user.attr.value in _mapping.KERAS_EXPERIMENTAL_NAMES
         ):
             return False
-        for node in left:
-            user = self.facts.parent(node)
-            if not (
-                isinstance(user, cst.Attribute)
-                and user.value is node
-                and user.attr.value in _mapping.KERAS_EXPERIMENTAL_NAMES
-            ):
-                return False
-        module, _, short = _mapping.KERAS_EXPERIMENTAL_FALLBACK.rpartition(".")
-        local = full_name(alias.asname.name if alias.asname is not None else alias.name) or short
-        self.plan.import_actions[alias] = (module, short, local)
-        return True
+    module, _, short = _mapping.KERAS_EXPERIMENTAL_FALLBACK.rpartition(".")
+    local = full_name(alias.asname.name if alias.asname is not None else alias.name) or short
+    plan.import_actions[alias] = (module, short, local)
+    return True
 
-    def _plan_private_imports(self) -> None:
-        """Moves each from-import of only `_mapping.PRIVATE_NAMES` to lossscale_compat's names, the local names kept."""
-        for module, statement in self.facts.private_imports:
-            assert not isinstance(statement.names, cst.ImportStar)  # as `SiteCollector.visit_ImportFrom` found
-            for alias in statement.names:
-                new_module, _, short = _mapping.PRIVATE_NAMES[f"{module}.{alias.evaluated_name}"].rpartition(".")
-                local = alias.evaluated_alias or alias.evaluated_name
-                self.plan.import_actions[alias] = (new_module, short, local)
-            self.plan.warn(statement, w.PRIVATE_IMPORT_NOTE)
 
-    def _site_binding(self, site: Expr) -> str | None:
-        """Returns the module-level from-import binding a bare-name site uses, if any."""
-        if isinstance(site, cst.Name) and site.value in self.facts.bindings:
-            binding = self.facts.bindings[site.value]
-            if isinstance(binding[1], cst.ImportFrom):
-                return site.value
-        return None
+def plan_private_imports(facts: Facts, plan: Plan) -> None:
+    """Moves each from-import of only `_mapping.PRIVATE_NAMES` to lossscale_compat's names, the local names kept."""
+    for module, statement in facts.private_imports:
+        assert not isinstance(statement.names, cst.ImportStar)  # as `SiteCollector.visit_ImportFrom` found
+        for alias in statement.names:
+            new_module, _, short = _mapping.PRIVATE_NAMES[f"{module}.{alias.evaluated_name}"].rpartition(".")
+            local = alias.evaluated_alias or alias.evaluated_name
+            plan.import_actions[alias] = (new_module, short, local)
+        plan.warn(statement, w.PRIVATE_IMPORT_NOTE)
 
-    def _plan_imports(self, decisions: dict[Expr, SiteEdit]) -> None:
-        """Decides, per legacy from-import, whether it is rewritten in place, dropped or kept."""
-        by_binding: dict[str, list[SiteEdit]] = {}
-        for site, edit in decisions.items():
-            name = self._site_binding(site)
-            if name is not None:
-                by_binding.setdefault(name, []).append(edit)
-        for name, (qualified, statement, alias) in self.facts.bindings.items():
-            row = _mapping.BY_OLD_NAME.get(qualified)
-            if row is not None and isinstance(statement, cst.ImportFrom) and alias is not None:
-                if self.facts.is_suppressed(statement):
-                    self.plan.blocked_bindings.add(name)
-                    continue
-                uses = by_binding.get(name, [])
-                accesses = self.facts.global_scope[name]
-                n_access = sum(len(a.references) for a in accesses)
-                folded = sum(1 for access in accesses for ref in access.references if ref.node in self.plan.folded)
-                if any(isinstance(edit, Keep) for edit in uses) or len(uses) + folded != n_access:
-                    self.plan.blocked_bindings.add(name)
-                    continue
-                new_names = {new for edit in uses if (new := new_name_of(edit)) is not None}
-                if not new_names:
-                    self.plan.import_actions[alias] = None
-                    continue
-                if len(new_names) != 1:  # every use rewritten, to names of more than one module: each spelled in full
-                    self.plan.import_actions[alias] = None
-                    continue
-                new = next(iter(new_names))
-                module, _, short = new.rpartition(".")
-                local = name
-                if alias.asname is None and short != name:
-                    local = short if short not in self.facts.global_scope else name
-                self.plan.import_actions[alias] = (module, short, local)
-            elif alias is None and isinstance(statement, cst.Assign):  # a module alias made by assignment
-                if qualified in _mapping.LEGACY_MODULES and not self.facts.is_suppressed(statement):
-                    self._drop_alias_if_unused(name, statement, decisions)
-            elif alias is not None and (qualified in _mapping.LEGACY_MODULES or row is not None):
-                if not self.facts.is_suppressed(statement) and self._all_uses_rewritten(name, decisions):
-                    self.plan.import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
 
-    def _all_uses_rewritten(self, name: str, decisions: dict[Expr, SiteEdit]) -> bool:
-        """Whether every use of the module-level `name` is rewritten away from it (or folded into a rewrite)."""
-        rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-        rewritten |= {root_of(node) for node in self.plan.folded}
-        return all(ref.node in rewritten for access in self.facts.global_scope[name] for ref in access.references)
+def _site_binding(facts: Facts, site: Expr) -> str | None:
+    """Returns the module-level from-import binding a bare-name site uses, if any."""
+    if isinstance(site, cst.Name) and site.value in facts.bindings:
+        binding = facts.bindings[site.value]
+        if isinstance(binding[1], cst.ImportFrom):
+            return site.value
+    return None
 
-    def _drop_alias_if_unused(self, name: str, statement: cst.Assign, decisions: dict[Expr, SiteEdit]) -> None:
-        """Drops `name = <TF 2.4 module>` when every use of `name` was rewritten away from it."""
-        if self._all_uses_rewritten(name, decisions):
-            self.plan.drop_small.add(statement)
 
-    def _spellings(self, new: str) -> list[str]:
-        """The dotted names `new` may be written as: itself, and on Keras 3 `tensorflow.keras...` too."""
-        if self.target == "keras3" and new.startswith("keras."):
-            return [new, "tensorflow." + new]
-        return [new]
-
-    def spell(self, new: str, site: Expr) -> Expr:
-        """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
-        binding_name = self._site_binding(site)
-        if binding_name is not None and binding_name not in self.plan.blocked_bindings:
-            alias = self.facts.bindings[binding_name][2]
-            action = self.plan.import_actions.get(alias) if alias is not None else None
-            if action:
-                return cst.Name(action[2])
-        candidates = self._spellings(new)
-        dotted = full_name(site) or ""
-        root = dotted.split(".")[0]
-        scope = self.facts.scopes.get(site)
-        usable = []
-        for name, (qualified, _statement, _alias) in self.facts.bindings.items():
-            if scope is not None and name in scope and set(scope[name]) != set(self.facts.global_scope[name]):
+def plan_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+    """Decides, per legacy from-import, whether it is rewritten in place, dropped or kept."""
+    by_binding: dict[str, list[SiteEdit]] = {}
+    for site, edit in decisions.items():
+        name = _site_binding(facts, site)
+        if name is not None:
+            by_binding.setdefault(name, []).append(edit)
+    for name, (qualified, statement, alias) in facts.bindings.items():
+        row = _mapping.BY_OLD_NAME.get(qualified)
+        if row is not None and isinstance(statement, cst.ImportFrom) and alias is not None:
+            if facts.is_suppressed(statement):
+                plan.blocked_bindings.add(name)
                 continue
-            for candidate in candidates:
-                if candidate == qualified or candidate.startswith(qualified + "."):
-                    rank = (name != root, -len(qualified), name)
-                    usable.append((rank, name + candidate[len(qualified) :]))
-        if usable:
-            return dotted_expression(min(usable)[1])
-        top = new.split(".")[0]
-        if top in self.facts.global_scope or (scope is not None and top in scope):
-            raise Unsafe(w.NAME_CLASH)
-        self.plan.needed_imports.append((top, None, None))
-        return dotted_expression(new)
+            uses = by_binding.get(name, [])
+            accesses = facts.global_scope[name]
+            n_access = sum(len(a.references) for a in accesses)
+            folded = sum(1 for access in accesses for ref in access.references if ref.node in plan.folded)
+            if any(isinstance(edit, Keep) for edit in uses) or len(uses) + folded != n_access:
+                plan.blocked_bindings.add(name)
+                continue
+            new_names = {new for edit in uses if (new := new_name_of(edit)) is not None}
+            if not new_names:
+                plan.import_actions[alias] = None
+                continue
+            if len(new_names) != 1:  # every use rewritten, to names of more than one module: each spelled in full
+                plan.import_actions[alias] = None
+                continue
+            new = next(iter(new_names))
+            module, _, short = new.rpartition(".")
+            local = name
+            if alias.asname is None and short != name:
+                local = short if short not in facts.global_scope else name
+            plan.import_actions[alias] = (module, short, local)
+        elif alias is None and isinstance(statement, cst.Assign):  # a module alias made by assignment
+            if qualified in _mapping.LEGACY_MODULES and not facts.is_suppressed(statement):
+                _drop_alias_if_unused(facts, plan, name, statement, decisions)
+        elif alias is not None and (qualified in _mapping.LEGACY_MODULES or row is not None):
+            if not facts.is_suppressed(statement) and _all_uses_rewritten(facts, plan, name, decisions):
+                plan.import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
+
+
+def _all_uses_rewritten(facts: Facts, plan: Plan, name: str, decisions: dict[Expr, SiteEdit]) -> bool:
+    """Whether every use of the module-level `name` is rewritten away from it (or folded into a rewrite)."""
+    rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+    rewritten |= {root_of(node) for node in plan.folded}
+    return all(ref.node in rewritten for access in facts.global_scope[name] for ref in access.references)
+
+
+def _drop_alias_if_unused(
+    facts: Facts, plan: Plan, name: str, statement: cst.Assign, decisions: dict[Expr, SiteEdit]
+) -> None:
+    """Drops `name = <TF 2.4 module>` when every use of `name` was rewritten away from it."""
+    if _all_uses_rewritten(facts, plan, name, decisions):
+        plan.drop_small.add(statement)
+
+
+def _spellings(target: str, new: str) -> list[str]:
+    """The dotted names `new` may be written as: itself, and on Keras 3 `tensorflow.keras...` too."""
+    if target == "keras3" and new.startswith("keras."):
+        return [new, "tensorflow." + new]
+    return [new]
+
+
+def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
+    """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
+    binding_name = _site_binding(facts, site)
+    if binding_name is not None and binding_name not in plan.blocked_bindings:
+        alias = facts.bindings[binding_name][2]
+        action = plan.import_actions.get(alias) if alias is not None else None
+        if action:
+            return cst.Name(action[2])
+    candidates = _spellings(target, new)
+    dotted = full_name(site) or ""
+    root = dotted.split(".")[0]
+    scope = facts.scopes.get(site)
+    usable = []
+    for name, (qualified, _statement, _alias) in facts.bindings.items():
+        if scope is not None and name in scope and set(scope[name]) != set(facts.global_scope[name]):
+            continue
+        for candidate in candidates:
+            if candidate == qualified or candidate.startswith(qualified + "."):
+                rank = (name != root, -len(qualified), name)
+                usable.append((rank, name + candidate[len(qualified) :]))
+    if usable:
+        return dotted_expression(min(usable)[1])
+    top = new.split(".")[0]
+    if top in facts.global_scope or (scope is not None and top in scope):
+        raise Unsafe(w.NAME_CLASH)
+    plan.needed_imports.append((top, None, None))
+    return dotted_expression(new)

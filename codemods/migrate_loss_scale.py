@@ -1,19 +1,16 @@
 """The libcst command that rewrites TF 2.4 mixed-precision call sites to the modern Keras API.
 
-The read-only pass is `codemods._scan.collect_facts` (over our own scopes, `codemods._scopes`): it gives the
-module's frozen `codemods._facts.Facts`. Value reading is in `codemods._values`, import planning in
-`codemods._import_plan`, and each API family's rule in `codemods.rules`. Here: each site's row of the mapping
-table picks how it is decided (`_DECIDE`), the typed edit decided (`codemods._edits`) picks how it is planned
-(`_APPLY`) into the module's `Plan`, and the `leave_*` methods apply the plan. The rules are still mixins of this
-one class; they read `self.facts` and write `self.plan` (see `codemods._state`).
+It only orchestrates: collect the module's frozen facts (`_scan.collect_facts`), decide each site by its row's
+rule (`_decide`, the rules in `codemods.rules`), let the custom-loop rules move optimizers to our class, plan the
+imports (`_import_plan`) and the site edits' node edits (`_apply.plan_site_edits`), add the plans the other rules
+return, apply the plan (`_apply.apply`) and place the warnings.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
@@ -21,43 +18,18 @@ from libcst.metadata import CodeRange, PositionProvider
 
 from lossscale_compat import _mapping
 
-from . import _apply, _decide, _positions, _tf1
+from . import _apply, _decide, _import_plan, _positions, _tf1
 from . import _warnings as w
-from ._edits import (
-    AddKeyword,
-    DropCall,
-    DtypePolicyOf,
-    FixedFactor,
-    FoldFactor,
-    Keep,
-    LayerPolicy,
-    NewCall,
-    NewName,
-    NewPolicy,
-    Plan,
-    ShimWrap,
-    SiteEdit,
-    Wrap,
-)
-from ._import_plan import ImportPlanning
+from ._edits import Plan, SiteEdit
 from ._libcst_internals import ResolveWithoutCopy
 from ._scan import collect_facts
-from ._values import (
-    Expr,
-    Unsafe,
-    kwarg,
-)
-from .rules import config_compare, custom_loop, optimizer, policy
-from .rules.optimizer import LOOP_SHIM
+from ._values import Expr
+from .rules import config_compare, custom_loop, policy
 
 TARGETS = _mapping.TARGETS
 
 
-class MigrateLossScaleCommand(
-    ImportPlanning,
-    ResolveWithoutCopy,
-    CodemodCommand,
-):
+class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
     """Rewrites TF 2.4 mixed-precision names and calls to the modern Keras API.
 
     It rewrites: every name in `lossscale_compat._mapping.RENAMES` matched by qualified name;
@@ -130,15 +102,14 @@ class MigrateLossScaleCommand(
         loops_kept = keras3 and self._loops_on_shim(decisions)
         if keras3:
             decisions.update(custom_loop.escaping_on_shim(facts, decisions, facts.loops))
-        self._plan_imports(decisions)
-        self._plan_private_imports()
-        for site, edit in decisions.items():
-            self._apply_decision(site, edit)
+        _import_plan.plan_imports(facts, self.plan, decisions)
+        _import_plan.plan_private_imports(facts, self.plan)
+        _apply.plan_site_edits(facts, self.target, self.plan, decisions)
         if keras3:
             self._plan_custom_loops(loops_kept)
-        self._plan_local_aliases(decisions)
+        _import_plan.plan_local_aliases(facts, self.plan, decisions)
         _apply.plan_removals(self.plan, facts)
-        self._warn_kept_imports(decisions)
+        _import_plan.warn_kept_imports(facts, self.plan, decisions)
         self.plan.warnings.extend(policy.global_scale_read_warnings(facts, decisions))
         self.plan.add(config_compare.plan_comparisons(facts))
         return self.plan
@@ -166,85 +137,6 @@ class MigrateLossScaleCommand(
             for read in facts.other_scale_reads:
                 part = custom_loop.plan_other_scale_read(facts, read, self.plan.lso_calls, self.plan.shim_calls)
                 self.plan.add(part)
-
-    # ------------------------------------------------------------------ planning rewrites
-    def _apply_decision(self, site: Expr, edit: SiteEdit) -> None:
-        try:
-            _APPLY[type(edit)](self, site, edit)
-        except Unsafe as unsafe:
-            self.plan.warn(site, unsafe.code)
-
-    def _apply_keep(self, site: Expr, edit: Keep) -> None:
-        pass
-
-    def _apply_new_name(self, site: Expr, edit: NewName) -> None:
-        if edit.name is None:
-            raise Unsafe(w.UNSUPPORTED_USE)
-        self.plan.replace[site] = self.spell(edit.name, site)
-        if edit.note is not None:
-            self.plan.warn(site, edit.note)
-
-    def _apply_shim_wrap(self, site: Expr, edit: ShimWrap) -> None:
-        self._apply_wrap(site, edit.wrap)
-        self.plan.shim_calls.add(edit.wrap.call)
-        self.plan.warn(site, edit.note)
-
-    def _apply_layer_policy(self, site: Expr, edit: LayerPolicy) -> None:
-        call = self.facts.parent(site)
-        assert call is not None  # `_decide` saw it: the call of `get_layer_policy`
-        self.plan.replace[call] = DtypePolicyOf(edit.layer)
-
-    def _apply_drop_call(self, site: Expr, edit: DropCall) -> None:
-        self.plan.drop_small.add(edit.statement)
-        self.plan.warn(site, w.DISABLE_REMOVED_NOTE)
-
-    def _apply_new_policy(self, site: Expr, edit: NewPolicy) -> None:
-        assert edit.new_name is not None  # every Policy row names its modern class on both targets
-        func = self.spell(edit.new_name, site)
-        self.plan.replace[edit.call] = NewCall(func, [edit.name_arg])
-        if edit.note is not None:
-            self.plan.warn(site, edit.note)
-
-    def _apply_wrap(self, site: Expr, edit: Wrap) -> None:
-        scale = edit.scale
-        kwargs = optimizer.modern_keywords(self.facts, scale, site)
-        assert edit.new_name is not None  # every LossScaleOptimizer and graph-rewrite row names one on both targets
-        func = self.spell(edit.new_name, site)  # after `_as_float`, which may leave the call alone
-        self.plan.replace[edit.call] = NewCall(func, [edit.opt], kwargs)
-        self.plan.lso_calls.add(edit.call)
-        if edit.row.rule == "graph_rewrite":
-            self.plan.warn(site, w.GRAPH_REWRITE_NOTE)
-        if (
-            self.target == "keras3"
-            and scale.dynamic
-            and edit.new_name != LOOP_SHIM
-            and optimizer.reads_iterations(self.facts, edit.opt.value)
-        ):
-            self.plan.warn(site, w.ITERATIONS_NOTE)
-
-    def _apply_fixed_factor(self, site: Expr, edit: FixedFactor) -> None:
-        factor = edit.scale.initial_scale
-        assert factor is not None  # a fixed loss scale has a value (`_decide_wrap` checked it is a power of two)
-        self.plan.replace[edit.call] = FoldFactor(edit.opt, kwarg("loss_scale_factor", factor))
-        self.plan.lso_calls.add(edit.call)
-        for compile_call in edit.compiles:
-            if not any(a.keyword is not None and a.keyword.value == "auto_scale_loss" for a in compile_call.args):
-                self.plan.replace[compile_call] = AddKeyword(kwarg("auto_scale_loss", cst.Name("False")))
-        if edit.row.rule == "graph_rewrite":
-            self.plan.warn(site, w.GRAPH_REWRITE_NOTE)
-
-
-# By the type of the edit decided, how to plan it.
-_APPLY: dict[type, Callable[[MigrateLossScaleCommand, Expr, Any], None]] = {
-    Keep: MigrateLossScaleCommand._apply_keep,
-    NewName: MigrateLossScaleCommand._apply_new_name,
-    Wrap: MigrateLossScaleCommand._apply_wrap,
-    ShimWrap: MigrateLossScaleCommand._apply_shim_wrap,
-    FixedFactor: MigrateLossScaleCommand._apply_fixed_factor,
-    NewPolicy: MigrateLossScaleCommand._apply_new_policy,
-    LayerPolicy: MigrateLossScaleCommand._apply_layer_policy,
-    DropCall: MigrateLossScaleCommand._apply_drop_call,
-}
 
 
 def _resolve_positions(context: CodemodContext) -> Mapping[cst.CSTNode, CodeRange]:

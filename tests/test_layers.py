@@ -17,9 +17,10 @@ ROOTS = {"lossscale_compat": PACKAGE, "lossscale_compat.codemods": CODEMODS}
 CODEMOD_LAYERS = {
     "cli": {"cli"},
     "engine": {"_engine", "_notebook"},
-    "command": {"migrate_loss_scale", "_decide", "_import_plan"},
+    "command": {"migrate_loss_scale", "_decide"},
     "rules and the applier": {
         "_apply",
+        "_import_plan",
         "rules",
         "rules.config_compare",
         "rules.custom_loop",
@@ -31,7 +32,7 @@ CODEMOD_LAYERS = {
         "rules.site",
         "rules.tf1",
     },
-    "facts": {"_scan", "_tf1", "_scopes", "_state", "_facts"},
+    "facts": {"_scan", "_tf1", "_scopes", "_facts"},
     "helpers": {
         "_edits",
         "_prefilter",

@@ -5,8 +5,7 @@ from __future__ import annotations
 import typing
 
 from lossscale_compat import _mapping
-from lossscale_compat.codemods import _decide, _edits
-from lossscale_compat.codemods import migrate_loss_scale as command
+from lossscale_compat.codemods import _apply, _decide, _edits
 
 
 def test_every_rule_of_the_table_has_a_decider():
@@ -15,7 +14,7 @@ def test_every_rule_of_the_table_has_a_decider():
 
 
 def test_every_site_edit_has_an_applier():
-    assert set(command._APPLY) == set(typing.get_args(_edits.SiteEdit))
+    assert set(_apply.BY_EDIT) == set(typing.get_args(_edits.SiteEdit))
 
 
 def test_an_edit_names_what_an_import_of_its_site_becomes():
