@@ -63,7 +63,7 @@ def escaping_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit], loops: Se
         if not isinstance(edit, Wrap) or edit.row.rule != "loss_scale_optimizer" or not _tf1.escapes(facts, edit.call):
             continue
         traced = any(
-            isinstance(call.func, cst.Attribute) and _is_migrated_optimizer(facts, call.func.value, {edit.call})
+            isinstance(call.func, cst.Attribute) and is_migrated_optimizer(facts, call.func.value, {edit.call})
             for call in loops
         )
         if not traced:
@@ -84,7 +84,7 @@ def loops_on_shim(
     if not loops or not built:
         return {}, []
     provable = all(
-        isinstance(call.func, cst.Attribute) and _is_migrated_optimizer(facts, call.func.value, built) for call in loops
+        isinstance(call.func, cst.Attribute) and is_migrated_optimizer(facts, call.func.value, built) for call in loops
     )
     problems = [(call, _loop_problem(facts, call)) for call in loops] if provable else []
     if provable and not any(code for _, code in problems):
@@ -116,7 +116,7 @@ def _on_shim(decisions: Mapping[Expr, SiteEdit], note: str) -> Edits:
     }
 
 
-def _is_migrated_optimizer(facts: Facts, receiver: Expr, migrated: Collection[cst.CSTNode]) -> bool:
+def is_migrated_optimizer(facts: Facts, receiver: Expr, migrated: Collection[cst.CSTNode]) -> bool:
     """Returns whether `receiver` is a name bound once, here, to one of the `migrated` LossScaleOptimizer calls."""
     if not isinstance(receiver, cst.Name):
         return False
@@ -146,10 +146,10 @@ def plan_loops(facts: Facts, loops: Sequence[cst.Call], migrated: Collection[cst
     groups: dict[tuple[str, cst.CSTNode], list[cst.Call]] = {}
     for call in loops:
         receiver = cst.ensure_type(call.func, cst.Attribute).value
-        if _is_migrated_optimizer(facts, receiver, migrated):
+        if is_migrated_optimizer(facts, receiver, migrated):
             _plan_loop(facts, call, out)
         else:
-            groups.setdefault(_receiver_key(facts, call, receiver), []).append(call)
+            groups.setdefault(receiver_key(facts, call, receiver), []).append(call)
     for calls in groups.values():
         _plan_untraced(facts, calls, out)
     return out
@@ -258,7 +258,7 @@ def _loop_problem(facts: Facts, call: cst.Call) -> str | None:
     return None
 
 
-def _receiver_key(facts: Facts, call: cst.Call, receiver: Expr) -> tuple[str, cst.CSTNode]:
+def receiver_key(facts: Facts, call: cst.Call, receiver: Expr) -> tuple[str, cst.CSTNode]:
     """The receiver's text and owner: its class for `self.x`, else the function (or module) it is read in.
 
     Calls with the same key are taken to be on the same object. A receiver that is not a dotted name
