@@ -16,8 +16,7 @@ import libcst as cst
 from lossscale_compat import _mapping
 
 from . import _tf1
-from . import _warnings as w
-from ._edits import KEEP, FixedFactor, NewName, SiteEdit, Wrap
+from ._edits import KEEP, FixedFactor, SiteEdit, Wrap
 from ._facts import Facts
 from ._values import Expr, Unsafe
 from .rules import graph_rewrite, loss_scale, optimizer, policy, rename, tf1
@@ -33,6 +32,10 @@ DECIDERS: dict[str, Callable[[Site], SiteEdit]] = {
     "graph_rewrite": graph_rewrite.decide,
     "graph_rewrite_disable": graph_rewrite.decide_disable,
     "tf1_optimizer": tf1.decide_optimizer,
+}
+# ...what a site its rule refused becomes instead of being kept, for the rules that have a way out (None: kept)...
+REFUSED: dict[str, Callable[[Site, str], SiteEdit | None]] = {
+    "loss_scale_optimizer": optimizer.refused,
 }
 # ...and, for the rules whose calls may stay on TF1, whether one does (its loss scale then keeps TF1's name too).
 KEPT_FOR_TF1: dict[str, Callable[[Site], bool]] = {
@@ -86,10 +89,12 @@ def decide_sites(facts: Facts, target: str, sites: Sequence[tuple[Expr, str]]) -
 def _refused(
     site: Site, code: str, warnings: list[tuple[cst.CSTNode, str]], kept_calls: dict[cst.CSTNode, str]
 ) -> SiteEdit:
-    """The edit of a site its rule refused: lossscale_compat's LossScaleOptimizer where that keeps it running,
-    else the site kept, warned, and its call (if called) left alone with what it holds."""
-    if site.row.rule == "loss_scale_optimizer" and code in optimizer.SHIM_INSTEAD:
-        return NewName(site.row.shim, w.OPTIMIZER_SHIM_NOTE)  # the same arguments, TF 2.4's class
+    """The edit of a site its rule refused: its rule's way out (`REFUSED`) if it has one for `code`, else the site
+    kept, warned, and its call (if called) left alone with what it holds."""
+    way_out = REFUSED.get(site.row.rule)
+    edit = way_out(site, code) if way_out is not None else None
+    if edit is not None:
+        return edit
     warnings.append((site.node, code))
     if site.call is not None:
         kept_calls[site.call] = code

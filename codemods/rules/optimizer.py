@@ -60,6 +60,11 @@ def decide(site: Site) -> SiteEdit:
     return wrap(site, site.bound())
 
 
+def refused(site: Site, code: str) -> SiteEdit | None:
+    """A call refused for one of `SHIM_INSTEAD`: lossscale_compat's class, the same arguments; else None (kept)."""
+    return NewName(site.row.shim, w.OPTIMIZER_SHIM_NOTE) if code in SHIM_INSTEAD else None
+
+
 def wrap(site: Site, bound: dict[str, cst.Arg]) -> Wrap | FixedFactor:
     """`LossScaleOptimizer(opt, loss_scale)` or a graph rewrite of a Keras optimizer: the loss scale folded in."""
     call, row = site.call, site.row
