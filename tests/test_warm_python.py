@@ -7,7 +7,7 @@ import sys
 import pytest
 
 pytest.importorskip("tensorflow")
-from warm_python import warm_python  # noqa: E402
+from warm_python import warm_python
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
 

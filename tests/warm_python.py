@@ -52,7 +52,7 @@ class WarmPython:
         """Runs `python *argv` in `cwd`; returns its exit code, stdout and stderr."""
         if self._server is None:
             done = subprocess.run([sys.executable, *argv], cwd=cwd, env=self.env, capture_output=True, text=True,
-                                  timeout=timeout)
+                                  timeout=timeout, check=False)
             return Done(done.returncode, done.stdout, done.stderr)
         out, err = self._outputs / "stdout", self._outputs / "stderr"
         self._server.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "out": str(out), "err": str(err)}) + "\n")
@@ -120,9 +120,9 @@ def _preload() -> str | None:
         import tensorflow as tf
 
         tf.keras.optimizers  # noqa: B018 -- the lazy import of Keras (Keras 3, tf_keras or the built-in Keras 2)
-        import lossscale_compat  # noqa: F401
-        import lossscale_compat.legacy  # noqa: F401
         from tensorflow.python.eager import context
+
+        import lossscale_compat.legacy  # noqa: F401 -- lossscale_compat and its legacy mode
     except Exception as error:  # noqa: BLE001 -- any failure: programs then run as plain processes, failing as they would
         return f"{type(error).__name__}: {error}"
     if context.context()._initialized:  # a started runtime would not survive the fork
