@@ -48,6 +48,7 @@ CONFIG_EQUIVALENCE_NOTE = "LSC138"
 CONFIG_COMPARED = "LSC139"
 PRIVATE_IMPORT_NOTE = "LSC140"
 UNSCALED_APPLY_SHIM_NOTE = "LSC141"
+ITERATIONS_READ_NOTE = "LSC142"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -161,6 +162,12 @@ MESSAGES = {
         "divide them by the loss scale (and has no `get_gradients`), so the optimizer is built with "
         "`lossscale_compat.KerasLossScaleOptimizer` (TF 2.4's contract, the same settings) and the file trains as "
         "before. To move to Keras 3 by hand: scale the loss with `optimizer.scale_loss` before taking gradients."
+    ),
+    ITERATIONS_READ_NOTE: (
+        "This reads `iterations` of an optimizer now built with Keras 3's `LossScaleOptimizer`, which does not count a "
+        "step it skips for non-finite gradients (TF 2.4's did), so from the first skipped step the value read here is "
+        "lower than TF 2.4's by the number of skipped steps. To keep TF 2.4's count, count the steps yourself, or "
+        "build the optimizer with `lossscale_compat.KerasLossScaleOptimizer`, which counts them as TF 2.4 did."
     ),
     LOOP_SHIM_NOTE: (
         "This file's custom loop calls `get_scaled_loss`/`get_unscaled_gradients` on an optimizer the "
@@ -319,6 +326,7 @@ NOTE_CODES = frozenset(
         SHIM_NOTE,
         DISABLE_REMOVED_NOTE,
         ITERATIONS_NOTE,
+        ITERATIONS_READ_NOTE,
         OPTIMIZER_SHIM_NOTE,
         LOOP_SHIM_NOTE,
         UNSCALED_APPLY_SHIM_NOTE,

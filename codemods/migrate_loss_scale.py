@@ -60,6 +60,7 @@ from ._values import (
 from .rules.config_compare import ConfigCompareRule
 from .rules.custom_loop import CustomLoopRule
 from .rules.graph_rewrite import GraphRewriteRule
+from .rules.keras3_notes import Keras3NotesRule
 from .rules.loss_scale import LossScaleRule
 from .rules.optimizer import LOOP_SHIM, SHIM_INSTEAD, OptimizerRule
 from .rules.policy import PolicyRule
@@ -85,6 +86,7 @@ class MigrateLossScaleCommand(
     LossScaleRule,
     PolicyRule,
     GraphRewriteRule,
+    Keras3NotesRule,
     CustomLoopRule,
     ConfigCompareRule,
     ResolveWithoutCopy,
@@ -198,6 +200,8 @@ class MigrateLossScaleCommand(
         if self.target == "keras3" and (sites or loops) and not on_shim:  # TF 2.4's API is in use here
             for read in self.facts.other_scale_reads:
                 self._plan_other_scale_read(read)
+        if self.target == "keras3":
+            self._warn_iterations_reads(decisions)
         self._plan_local_aliases(decisions)
         self._plan_drops()
         self._warn_kept_imports(decisions)
