@@ -64,6 +64,7 @@ from .rules.keras3_notes import Keras3NotesRule
 from .rules.loss_scale import LossScaleRule
 from .rules.optimizer import LOOP_SHIM, SHIM_INSTEAD, OptimizerRule
 from .rules.policy import PolicyRule
+from .rules.private_modules import PrivateModuleRule
 
 TARGETS = _mapping.TARGETS
 _Node = TypeVar("_Node", bound=cst.CSTNode)
@@ -81,6 +82,7 @@ _RULE_PARAMS = {
 
 
 class MigrateLossScaleCommand(
+    PrivateModuleRule,
     ImportPlanning,
     OptimizerRule,
     LossScaleRule,
@@ -187,6 +189,7 @@ class MigrateLossScaleCommand(
             self._shim_escaping(decisions, loops)
         self._plan_imports(decisions)
         self._plan_private_imports()
+        self._plan_private_modules()
         for site, edit in decisions.items():
             self._apply_decision(site, edit)
         on_shim = self.target == "keras3" and (
