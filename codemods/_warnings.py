@@ -49,6 +49,7 @@ CONFIG_COMPARED = "LSC139"
 PRIVATE_IMPORT_NOTE = "LSC140"
 UNSCALED_APPLY_SHIM_NOTE = "LSC141"
 ITERATIONS_READ_NOTE = "LSC142"
+GET_GRADIENTS_GONE = "LSC143"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -168,6 +169,14 @@ MESSAGES = {
         "step it skips for non-finite gradients (TF 2.4's did), so from the first skipped step the value read here is "
         "lower than TF 2.4's by the number of skipped steps. To keep TF 2.4's count, count the steps yourself, or "
         "build the optimizer with `lossscale_compat.KerasLossScaleOptimizer`, which counts them as TF 2.4 did."
+    ),
+    GET_GRADIENTS_GONE: (
+        "Keras 3's `LossScaleOptimizer` has no `get_gradients` (TF 2.4's scaled the loss and unscaled the gradients in "
+        "it), and this object, not traced to its construction, is a loss-scale optimizer (the same receiver calls "
+        "`get_scaled_loss`/`get_unscaled_gradients`), so where it is Keras 3's class this call raises AttributeError; "
+        "it was left alone. Instead, take the gradients of `optimizer.scale_loss(loss)` with a `tf.GradientTape` and "
+        "pass them to `apply_gradients` (it unscales them), or build the optimizer with "
+        "`lossscale_compat.KerasLossScaleOptimizer`, which keeps TF 2.4's `get_gradients`."
     ),
     LOOP_SHIM_NOTE: (
         "This file's custom loop calls `get_scaled_loss`/`get_unscaled_gradients` on an optimizer the "

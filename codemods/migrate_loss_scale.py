@@ -197,6 +197,7 @@ class MigrateLossScaleCommand(
         )
         if self.target == "keras3" and not on_shim:
             self._plan_loops(loops)
+            self._warn_get_gradients(loops)
         if self.target == "keras3" and sites:
             for read in self.facts.optimizer_scale_reads:
                 self._plan_scale_read(read)

@@ -121,3 +121,15 @@ class Keras3NotesRule(CustomLoopRule):
             )
             if model_optimizer or self._holds(receiver, names, attributes):
                 self.plan.warn(node, w.ITERATIONS_READ_NOTE)
+
+    def _warn_get_gradients(self, loops: tuple[cst.Call, ...]) -> None:
+        """Warns `get_gradients` on an untraced receiver whose loop shows it is a loss-scale optimizer (LSC143)."""
+        keys = {
+            self._receiver_key(call, cst.ensure_type(call.func, cst.Attribute).value)
+            for call in loops
+            if not self._is_migrated_optimizer(cst.ensure_type(call.func, cst.Attribute).value)
+        }
+        for call in self.facts.applies:
+            func = cst.ensure_type(call.func, cst.Attribute)
+            if func.attr.value == "get_gradients" and self._receiver_key(call, func.value) in keys:
+                self.plan.warn(call, w.GET_GRADIENTS_GONE)

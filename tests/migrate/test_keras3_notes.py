@@ -1,10 +1,15 @@
-"""Keras 3 differences a migrated file reads (issue 25): `iterations` of Keras 3's class (LSC142)."""
+"""Keras 3 differences a migrated file reads (issue 25): `iterations` (LSC142), `get_gradients` (LSC143)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lossscale_compat.codemods import _warnings as w
+from lossscale_compat.codemods._engine import migrate_source
 
 from .helpers import check
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
 
 
 def test_iterations_of_a_name_bound_to_keras3s_class_gets_a_note_at_the_read():
@@ -102,3 +107,79 @@ def test_iterations_of_an_unrelated_optimizer_gets_no_note():
     check(
         source, source.replace(".experimental.LossScaleOptimizer", ".LossScaleOptimizer").replace(", 'dynamic')", ")")
     )
+
+
+GET_GRADIENTS_TRAINER = """\
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self, optimizer):
+            self._optimizer = optimizer
+
+        def gradients(self, loss, variables):
+            if tf.executing_eagerly():
+                scaled = self._optimizer.get_scaled_loss(loss)
+                return self._optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
+            return self._optimizer.get_gradients(loss, variables)
+
+        def other(self, model, loss):
+            return model.optimizer.get_gradients(loss, model.trainable_variables)
+    """
+
+
+def test_get_gradients_on_an_untraced_loss_scale_optimizer_is_warned_at_the_call_on_keras3():
+    """OpenNMT-tf's trainer: the receiver's loop shows it is a loss-scale optimizer; Keras 3's has no get_gradients."""
+    check(
+        GET_GRADIENTS_TRAINER,
+        GET_GRADIENTS_TRAINER,
+        codes=[w.RECEIVER_NOT_PROVEN, w.RECEIVER_NOT_PROVEN, w.GET_GRADIENTS_GONE],
+    )
+    check(GET_GRADIENTS_TRAINER, GET_GRADIENTS_TRAINER, "tf_keras")  # Keras 2's class keeps get_gradients
+
+
+def test_get_gradients_beside_an_untraced_loop_rewritten_for_keras3_is_warned():
+    before = """\
+        import tensorflow as tf
+
+        def step(opt, loss, variables):
+            scaled = opt.get_scaled_loss(loss)
+            grads = tape.gradient(scaled, variables)
+            grads = opt.get_unscaled_gradients(grads)
+            opt.apply_gradients(zip(grads, variables))
+
+        def graph_grads(opt, loss, variables):
+            return opt.get_gradients(loss, variables)
+
+        def same_function(opt, loss, variables):
+            scaled = opt.get_scaled_loss(loss)
+            grads = tape.gradient(scaled, variables)
+            grads = opt.get_unscaled_gradients(grads)
+            opt.apply_gradients(zip(grads, variables))
+            return opt.get_gradients(loss, variables)
+        """
+    new_loop = """\
+            scaled = opt.scale_loss(loss)
+            grads = tape.gradient(scaled, variables)
+            opt.apply_gradients(zip(grads, variables))"""
+    old_loop = """\
+            scaled = opt.get_scaled_loss(loss)
+            grads = tape.gradient(scaled, variables)
+            grads = opt.get_unscaled_gradients(grads)
+            opt.apply_gradients(zip(grads, variables))"""
+    after = before.replace(old_loop, new_loop)
+    loop = [w.UNTRACED_LOOP_NOTE, w.UNTRACED_LOOP_NOTE]
+    check(before, after, codes=[*loop, *loop, w.GET_GRADIENTS_GONE])  # `graph_grads`'s `opt` is another object
+
+
+def _findings(name: str, target: str = "keras3") -> list[tuple[str, str]]:
+    """(code, the text of its line in the input) of each finding of the corpus file `name`, migrated for `target`."""
+    path = CORPUS / name
+    result = migrate_source(path.read_bytes(), target, str(path))
+    lines = path.read_text().splitlines()  # `migrate_source` places findings in its input
+    return [(finding.code, lines[finding.line - 1].strip()) for finding in result.findings]
+
+
+def test_the_opennmt_trainers_get_gradients_line_is_warned_on_keras3_only():
+    found = _findings("real_opennmt_wrapper_class.py")
+    assert (w.GET_GRADIENTS_GONE, "gradients = self._optimizer.get_gradients(training_loss, variables)") in found
+    assert w.GET_GRADIENTS_GONE not in {code for code, _ in _findings("real_opennmt_wrapper_class.py", "tf_keras")}
