@@ -187,6 +187,7 @@ class MigrateLossScaleCommand(
         )
         if self.target == "keras3":
             self._shim_escaping(decisions, loops)
+            self._keep_checkpointed_on_shim(decisions)
         self._plan_imports(decisions)
         self._plan_private_imports()
         self._plan_private_modules()

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
+
 import libcst as cst
 
 from .. import _warnings as w
-from .._edits import SiteEdit, Wrap
+from .._edits import ShimWrap, SiteEdit, Wrap
 from .._values import Expr
 from .custom_loop import CustomLoopRule
+from .optimizer import LOOP_SHIM
+
+_CHECKPOINT_CLASSES = frozenset({"Checkpoint", "CheckpointManager"})
+_CHECKPOINT_MODULES = frozenset({"tensorflow.train", "tensorflow.compat.v2.train", "tensorflow.compat.v1.train"})
 
 
 class Keras3NotesRule(CustomLoopRule):
@@ -133,3 +140,60 @@ class Keras3NotesRule(CustomLoopRule):
             func = cst.ensure_type(call.func, cst.Attribute)
             if func.attr.value == "get_gradients" and self._receiver_key(call, func.value) in keys:
                 self.plan.warn(call, w.GET_GRADIENTS_GONE)
+
+    def _checkpoint_args(self) -> Iterator[cst.BaseExpression]:
+        """The argument values of `tf.train.Checkpoint(...)`/`CheckpointManager(...)` calls."""
+        for node in self.facts.scanned:
+            if not isinstance(node, cst.Call):
+                continue
+            name = self.facts.called_name(node)
+            module, _, short = (name or "").rpartition(".")
+            if short in _CHECKPOINT_CLASSES and module in _CHECKPOINT_MODULES:
+                yield from (arg.value for arg in node.args if not arg.star)
+
+    def _getter_attribute(self, value: cst.BaseExpression) -> str | None:
+        """For `self.getter()`, where the class's `getter` only returns `self.<attribute>`: that attribute."""
+        if not (
+            isinstance(value, cst.Call)
+            and not value.args
+            and isinstance(value.func, cst.Attribute)
+            and isinstance(value.func.value, cst.Name)
+            and value.func.value.value == "self"
+        ):
+            return None
+        owner = self._enclosing_class(value)
+        for statement in owner.body.body if owner is not None else ():
+            if not (isinstance(statement, cst.FunctionDef) and statement.name.value == value.func.attr.value):
+                continue
+            body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ()
+            line = body[0] if len(body) == 1 else None
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            returned = small.value if isinstance(small, cst.Return) else None
+            if (
+                isinstance(returned, cst.Attribute)
+                and isinstance(returned.value, cst.Name)
+                and returned.value.value == "self"
+            ):
+                return returned.attr.value
+        return None
+
+    def _keep_checkpointed_on_shim(self, decisions: dict[Expr, SiteEdit]) -> None:
+        """Builds a dynamic wrap that a `tf.train.Checkpoint` tracks with our class (LSC144): TF 2.4's state names."""
+        args = list(self._checkpoint_args())
+        if not args:
+            return
+        for site, edit in list(decisions.items()):
+            if not isinstance(edit, Wrap) or edit.call not in self._keras3_wraps({site: edit}):
+                continue
+            names, attributes = self._holders({edit.call})
+            checkpointed = any(
+                value is edit.call
+                or self._holds(value, names, attributes)
+                or (
+                    (attribute := self._getter_attribute(value)) is not None
+                    and (self._enclosing_class(value), attribute) in attributes
+                )
+                for value in args
+            )
+            if checkpointed:
+                decisions[site] = ShimWrap(dataclasses.replace(edit, new_name=LOOP_SHIM), w.CHECKPOINT_SHIM_NOTE)

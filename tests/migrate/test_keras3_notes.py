@@ -1,4 +1,5 @@
-"""Keras 3 differences a migrated file reads (issue 25): `iterations` (LSC142), `get_gradients` (LSC143)."""
+"""Keras 3 differences a migrated file reads (issue 25): `iterations` (LSC142), `get_gradients` (LSC143),
+checkpointed loss-scale state (LSC144)."""
 
 from __future__ import annotations
 
@@ -183,3 +184,65 @@ def test_the_opennmt_trainers_get_gradients_line_is_warned_on_keras3_only():
     found = _findings("real_opennmt_wrapper_class.py")
     assert (w.GET_GRADIENTS_GONE, "gradients = self._optimizer.get_gradients(training_loss, variables)") in found
     assert w.GET_GRADIENTS_GONE not in {code for code, _ in _findings("real_opennmt_wrapper_class.py", "tf_keras")}
+
+
+def test_a_wrap_a_checkpoint_tracks_by_name_keeps_tf24s_class_on_keras3():
+    """Keras 3's class names its scale `dynamic_scale`/`step_counter`: TF 2.4's checkpoints would not restore it."""
+    before = """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')
+        ckpt = tf.train.Checkpoint(model=model, optimizer=opt)
+        """
+    check(
+        before,
+        """\
+        import tensorflow as tf
+        import lossscale_compat
+
+        opt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())
+        ckpt = tf.train.Checkpoint(model=model, optimizer=opt)
+        """,
+        codes=[w.CHECKPOINT_SHIM_NOTE],
+    )
+    modern = before.replace(".experimental.LossScaleOptimizer", ".LossScaleOptimizer").replace(", 'dynamic')", ")")
+    check(before, modern, "tf_keras")
+    unrelated = before.replace("optimizer=opt)", "optimizer=other)")
+    check(unrelated, modern.replace("optimizer=opt)", "optimizer=other)"))
+
+
+def test_the_tensorflowtts_setters_wraps_reach_the_checkpoint_through_getters_and_keep_tf24s_class():
+    found = _findings("real_tensorflowtts_checkpoint_setter.py")
+    assert [code for code, _ in found] == [w.CHECKPOINT_SHIM_NOTE, w.CHECKPOINT_SHIM_NOTE]
+    path = CORPUS / "real_tensorflowtts_checkpoint_setter.py"
+    new = migrate_source(path.read_bytes(), "keras3", str(path)).new.decode()
+    assert new.count("= lossscale_compat.KerasLossScaleOptimizer(") == 2
+    assert "keras.mixed_precision.LossScaleOptimizer" not in new
+
+
+def test_a_self_attribute_checkpointed_directly_keeps_tf24s_class_and_another_class_does_not():
+    before = """\
+        import tensorflow as tf
+
+        class Trainer:
+            def __init__(self, opt):
+                self.opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')
+                self.ckpt = tf.train.Checkpoint(optimizer=self.opt)
+
+        class Other:
+            def __init__(self, opt):
+                self.opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')
+        """
+    after = """\
+        import tensorflow as tf
+        import lossscale_compat
+
+        class Trainer:
+            def __init__(self, opt):
+                self.opt = lossscale_compat.KerasLossScaleOptimizer(opt)
+                self.ckpt = tf.train.Checkpoint(optimizer=self.opt)
+
+        class Other:
+            def __init__(self, opt):
+                self.opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+        """
+    check(before, after, codes=[w.CHECKPOINT_SHIM_NOTE])
