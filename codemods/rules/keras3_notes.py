@@ -146,6 +146,11 @@ class Keras3NotesRule(CustomLoopRule):
         for node in self.facts.scanned:
             if not isinstance(node, cst.Call):
                 continue
+            func = node.func
+            if (func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)) not in (
+                _CHECKPOINT_CLASSES
+            ):
+                continue  # a qualified name only for the calls that may be one
             name = self.facts.called_name(node)
             module, _, short = (name or "").rpartition(".")
             if short in _CHECKPOINT_CLASSES and module in _CHECKPOINT_MODULES:
@@ -179,6 +184,8 @@ class Keras3NotesRule(CustomLoopRule):
 
     def _keep_checkpointed_on_shim(self, decisions: dict[Expr, SiteEdit]) -> None:
         """Builds a dynamic wrap that a `tf.train.Checkpoint` tracks with our class (LSC144): TF 2.4's state names."""
+        if not self._keras3_wraps(decisions):
+            return
         args = list(self._checkpoint_args())
         if not args:
             return
