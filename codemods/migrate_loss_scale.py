@@ -60,9 +60,11 @@ from ._values import (
 from .rules.config_compare import ConfigCompareRule
 from .rules.custom_loop import CustomLoopRule
 from .rules.graph_rewrite import GraphRewriteRule
+from .rules.keras3_notes import Keras3NotesRule
 from .rules.loss_scale import LossScaleRule
 from .rules.optimizer import LOOP_SHIM, SHIM_INSTEAD, OptimizerRule
 from .rules.policy import PolicyRule
+from .rules.private_modules import PrivateModuleRule
 
 TARGETS = _mapping.TARGETS
 _Node = TypeVar("_Node", bound=cst.CSTNode)
@@ -80,11 +82,13 @@ _RULE_PARAMS = {
 
 
 class MigrateLossScaleCommand(
+    PrivateModuleRule,
     ImportPlanning,
     OptimizerRule,
     LossScaleRule,
     PolicyRule,
     GraphRewriteRule,
+    Keras3NotesRule,
     CustomLoopRule,
     ConfigCompareRule,
     ResolveWithoutCopy,
@@ -183,8 +187,10 @@ class MigrateLossScaleCommand(
         )
         if self.target == "keras3":
             self._shim_escaping(decisions, loops)
+            self._keep_checkpointed_on_shim(decisions)
         self._plan_imports(decisions)
         self._plan_private_imports()
+        self._plan_private_modules()
         for site, edit in decisions.items():
             self._apply_decision(site, edit)
         on_shim = self.target == "keras3" and (
@@ -192,12 +198,15 @@ class MigrateLossScaleCommand(
         )
         if self.target == "keras3" and not on_shim:
             self._plan_loops(loops)
+            self._warn_get_gradients(loops)
         if self.target == "keras3" and sites:
             for read in self.facts.optimizer_scale_reads:
                 self._plan_scale_read(read)
         if self.target == "keras3" and (sites or loops) and not on_shim:  # TF 2.4's API is in use here
             for read in self.facts.other_scale_reads:
                 self._plan_other_scale_read(read)
+        if self.target == "keras3":
+            self._warn_iterations_reads(decisions)
         self._plan_local_aliases(decisions)
         self._plan_drops()
         self._warn_kept_imports(decisions)
