@@ -107,7 +107,12 @@ class SiteCollector:
             index = ends[index] if descend is False else index + 1
 
     def visit_Import(self, node: cst.Import) -> bool:
-        if any((full_name(alias.name) or "").startswith(_mapping.PRIVATE_KERAS_PACKAGE) for alias in node.names):
+        if any(
+            (name := full_name(alias.name) or "").startswith(_mapping.PRIVATE_KERAS_PACKAGE)
+            and name not in _mapping.LEGACY_MODULES  # its uses are sites
+            and name not in _mapping.PRIVATE_MODULES  # moved or warned by `rules.private_modules`
+            for alias in node.names
+        ):
             self._warn_private_import(node)
         return False
 
@@ -129,6 +134,7 @@ class SiteCollector:
                 or any(
                     f"{module}.{alias.evaluated_name}" not in _mapping.BY_OLD_NAME
                     and f"{module}.{alias.evaluated_name}" not in _mapping.LEGACY_MODULES
+                    and f"{module}.{alias.evaluated_name}" not in _mapping.PRIVATE_MODULES
                     for alias in node.names
                 )
             )

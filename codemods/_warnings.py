@@ -48,6 +48,9 @@ CONFIG_EQUIVALENCE_NOTE = "LSC138"
 CONFIG_COMPARED = "LSC139"
 PRIVATE_IMPORT_NOTE = "LSC140"
 UNSCALED_APPLY_SHIM_NOTE = "LSC141"
+ITERATIONS_READ_NOTE = "LSC142"
+GET_GRADIENTS_GONE = "LSC143"
+CHECKPOINT_SHIM_NOTE = "LSC144"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -161,6 +164,28 @@ MESSAGES = {
         "divide them by the loss scale (and has no `get_gradients`), so the optimizer is built with "
         "`lossscale_compat.KerasLossScaleOptimizer` (TF 2.4's contract, the same settings) and the file trains as "
         "before. To move to Keras 3 by hand: scale the loss with `optimizer.scale_loss` before taking gradients."
+    ),
+    ITERATIONS_READ_NOTE: (
+        "This reads `iterations` of an optimizer now built with Keras 3's `LossScaleOptimizer`, which does not count a "
+        "step it skips for non-finite gradients (TF 2.4's did), so from the first skipped step the value read here is "
+        "lower than TF 2.4's by the number of skipped steps. To keep TF 2.4's count, count the steps yourself, or "
+        "build the optimizer with `lossscale_compat.KerasLossScaleOptimizer`, which counts them as TF 2.4 did."
+    ),
+    GET_GRADIENTS_GONE: (
+        "Keras 3's `LossScaleOptimizer` has no `get_gradients` (TF 2.4's scaled the loss and unscaled the gradients in "
+        "it), and this object, not traced to its construction, is a loss-scale optimizer (the same receiver calls "
+        "`get_scaled_loss`/`get_unscaled_gradients`), so where it is Keras 3's class this call raises AttributeError; "
+        "it was left alone. Instead, take the gradients of `optimizer.scale_loss(loss)` with a `tf.GradientTape` and "
+        "pass them to `apply_gradients` (it unscales them), or build the optimizer with "
+        "`lossscale_compat.KerasLossScaleOptimizer`, which keeps TF 2.4's `get_gradients`."
+    ),
+    CHECKPOINT_SHIM_NOTE: (
+        "This `LossScaleOptimizer` goes into a `tf.train.Checkpoint` (directly, through a `self` attribute or a getter "
+        "of it). Keras 3's class keeps its loss scale under other names (`dynamic_scale`, `step_counter`, not TF 2.4's "
+        "`loss_scale/current_loss_scale` and `loss_scale/good_steps`), so a checkpoint TF 2.4 wrote would no longer "
+        "restore its scale; the optimizer is built with `lossscale_compat.KerasLossScaleOptimizer` (TF 2.4's contract, "
+        "the same settings), which restores TF 2.4's checkpoints and writes both names. Once no TF 2.4 checkpoint is "
+        "left to restore, `keras.mixed_precision.LossScaleOptimizer` takes the same arguments."
     ),
     LOOP_SHIM_NOTE: (
         "This file's custom loop calls `get_scaled_loss`/`get_unscaled_gradients` on an optimizer the "
@@ -319,6 +344,8 @@ NOTE_CODES = frozenset(
         SHIM_NOTE,
         DISABLE_REMOVED_NOTE,
         ITERATIONS_NOTE,
+        ITERATIONS_READ_NOTE,
+        CHECKPOINT_SHIM_NOTE,
         OPTIMIZER_SHIM_NOTE,
         LOOP_SHIM_NOTE,
         UNSCALED_APPLY_SHIM_NOTE,

@@ -24,7 +24,7 @@ from ._edits import Plan, SiteEdit
 from ._libcst_internals import ResolveWithoutCopy
 from ._scan import collect_facts
 from ._values import Expr
-from .rules import config_compare, custom_loop, policy
+from .rules import config_compare, custom_loop, keras3_notes, policy, private_modules
 
 TARGETS = _mapping.TARGETS
 
@@ -102,11 +102,14 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
         loops_kept = keras3 and self._loops_on_shim(decisions)
         if keras3:
             decisions.update(custom_loop.escaping_on_shim(facts, decisions, facts.loops))
+            decisions.update(keras3_notes.checkpointed_on_shim(facts, decisions))
         _import_plan.plan_imports(facts, self.plan, decisions)
         _import_plan.plan_private_imports(facts, self.plan)
+        private_modules.plan_private_modules(facts, self.target, self.plan)
         _apply.plan_site_edits(facts, self.target, self.plan, decisions)
         if keras3:
             self._plan_custom_loops(loops_kept)
+            self.plan.warnings.extend(keras3_notes.iterations_read_warnings(facts, decisions, self.plan.lso_calls))
         _import_plan.plan_local_aliases(facts, self.plan, decisions)
         _apply.plan_removals(self.plan, facts)
         _import_plan.warn_kept_imports(facts, self.plan, decisions)
@@ -130,6 +133,7 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
         on_shim = loops_kept or ((loops or facts.other_scale_reads) and _tf1.builds_shim_optimizer(facts))
         if not on_shim:
             self.plan.add(custom_loop.plan_loops(facts, loops, self.plan.lso_calls))
+            self.plan.warnings.extend(keras3_notes.get_gradients_warnings(facts, loops, self.plan.lso_calls))
         if sites:
             for read in facts.optimizer_scale_reads:
                 self.plan.add(custom_loop.plan_scale_read(facts, read))

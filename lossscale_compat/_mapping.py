@@ -102,6 +102,10 @@ PRIVATE_NAMES: dict[str, str] = {
 local names kept). The experimental package's `loss_scale_optimizer`, `policy` and `get_layer_policy` are rows of
 `RENAMES`; the rest of that package is warned (LSC110)."""
 
+PRIVATE_MODULES: frozenset[str] = frozenset(name.rpartition(".")[0] for name in PRIVATE_NAMES)
+"""The private modules that hold a `PRIVATE_NAMES` name: imported as a module (`from ... import loss_scale_optimizer`,
+`import ... as lso`), its uses move to lossscale_compat when every attribute the file reads of it is such a name."""
+
 _KERAS_EXPERIMENTAL = (
     "tensorflow.keras.mixed_precision.experimental",
     "tensorflow.compat.v1.keras.mixed_precision.experimental",

@@ -26,8 +26,8 @@ TENSORFLOW: dict[str, tuple[str, str, bool]] = {
 # The stacks that run the whole suite; every other stack runs `CORE_TESTS`.
 FULL_SUITE = ("tf221-keras3", "tf221-tfkeras", "tf215-keras2")
 
-# What every other stack runs, on two pytest workers: the TF 2.4 example programs (legacy mode and migrated), the
-# optimizer, checkpoint and equivalence tests, and the mirror of TF 2.4.0's own tests (tests/conformance). Left to
+# What every other stack runs, on two pytest workers: the TF 2.4 example programs and the programs modelled on public
+# training code (legacy mode and migrated), the optimizer, checkpoint and equivalence tests, and the mirror of TF 2.4.0's own tests (tests/conformance). Left to
 # the full-suite stacks: the multi-worker run over loopback and the pytest plugin's own tests, which exercise no
 # Keras difference.
 CORE_TESTS = (
@@ -47,6 +47,7 @@ CORE_TESTS = (
     "tests/conformance",
     "tests/legacy/test_run_programs.py",
     "tests/migrate/test_migrated_examples.py",
+    "tests/migrate/test_real_programs.py",
     "tests/test_stacks.py",
 )
 

@@ -1,10 +1,11 @@
-"""Test-wide set-up: the goldens' helpers on sys.path, and 2 logical CPUs for MirroredStrategy."""
+"""Test-wide set-up: the goldens' helpers and warm_python on sys.path, and 2 logical CPUs for MirroredStrategy."""
 
 import os
 import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "goldens"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # tests/warm_python.py
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 try:

@@ -7,7 +7,9 @@ get_loss_scale(params))`; `model.compile(optimizer=optimizer, loss=..., metrics=
 `resume_from_checkpoint`: `initial_epoch = model.optimizer.iterations // train_steps`; `model.fit(...,
 initial_epoch=initial_epoch)`) and official/modeling/performance.py at commit
 3b998e4f279a41d7490eb270a697b17e80e6fd38 (`Policy('mixed_float16', loss_scale=loss_scale)` + `set_policy`).
-Our own code: a small dense classifier on synthetic data, with the run split where a preempted job resumes.
+Our own code: a small dense classifier on synthetic data, repeated `tf.data` input as the trainer's input builder
+gives it (`steps_per_epoch` with NumPy arrays and `initial_epoch` runs an epoch short on Keras 3.0-3.5), with the
+run split where a preempted job resumes.
 """
 
 import numpy as np
@@ -66,10 +68,11 @@ x[9, 4] = 1e5  # overflows float16: the second step of each epoch is skipped and
 recorder = _harness.Recorder()
 train_steps = params['train']['steps']
 callback = _harness.recording_callback(recorder)
-model.fit(x, y, batch_size=8, epochs=1, steps_per_epoch=train_steps, shuffle=False, verbose=0, callbacks=[callback])
+train_dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8).repeat()  # as the trainer's input builder
+model.fit(train_dataset, epochs=1, steps_per_epoch=train_steps, verbose=0, callbacks=[callback])
 initial_epoch = resume_epoch(model, train_steps)  # the job is preempted here and resumes
-model.fit(x, y, batch_size=8, epochs=params['train']['epochs'], steps_per_epoch=train_steps,
-          initial_epoch=initial_epoch, shuffle=False, verbose=0, callbacks=[callback])
+model.fit(train_dataset, epochs=params['train']['epochs'], steps_per_epoch=train_steps,
+          initial_epoch=initial_epoch, verbose=0, callbacks=[callback])
 
 result = recorder.result(model.optimizer, model.trainable_variables, initial_epoch=initial_epoch)
 set_mixed_precision_policy(tf.float32)

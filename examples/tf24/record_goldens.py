@@ -1,4 +1,5 @@
-"""Runs each TF 2.4-era example program on TensorFlow 2.4.0 and writes goldens/<name>.json."""
+"""Runs each TF 2.4-era example program (or those named: `record_goldens.py NAME...`) on TensorFlow 2.4.0 and writes
+goldens/<name>.json."""
 
 import os
 import subprocess
@@ -20,7 +21,9 @@ def main():
 
     if tf.__version__ != "2.4.0":
         sys.exit("record_goldens.py must run on TensorFlow 2.4.0, not %s" % tf.__version__)
-    for name in PROGRAMS:
+    for name in sys.argv[1:] or PROGRAMS:
+        if name not in PROGRAMS:
+            sys.exit("no example program %r; the programs are: %s" % (name, ", ".join(PROGRAMS)))
         golden = os.path.join(HERE, "goldens", name + ".json")
         subprocess.run([sys.executable, os.path.join(HERE, name + ".py"), "--json", golden,
                         *RECORDING_FLAGS.get(name, [])], check=True)

@@ -2,26 +2,26 @@
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from tf24_optimizers import FLOAT16_EPSILON
+from warm_python import warm_python
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tf24"
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
 # Programs whose weights pass through float16 kernels: compared to float16 precision (docs/goldens.md).
 FLOAT16_PROGRAMS = {"policy_fit"}
 
 
 def run(program, tmp_path, *args):
-    """Runs examples/tf24/PROGRAM.py through `python -m lossscale_compat run`; returns its JSON result."""
+    """Runs examples/tf24/PROGRAM.py through `python -m lossscale_compat run` (tests/warm_python.py); returns its JSON
+    result."""
     out = tmp_path / f"{program}.json"
-    done = subprocess.run([sys.executable, "-m", "lossscale_compat", "run", str(EXAMPLES / f"{program}.py"),
-                           "--json", str(out), *args], env=ENV, capture_output=True, text=True, timeout=600)
+    done = warm_python(ENV).run(["-m", "lossscale_compat", "run", str(EXAMPLES / f"{program}.py"), "--json", str(out),
+                                 *args], cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(out.read_text())
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from warm_python import warm_python
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tf24"
 PROGRAMS = ("custom_loop", "fit", "fixed_scale", "dynamic_loss_scale_object")
@@ -43,9 +44,12 @@ def _with(extra: dict) -> dict:
 
 def _serves(target: str, env: dict) -> bool:
     """Returns whether this interpreter, in `env`, has `target`'s Keras (detected by feature)."""
+    server = warm_python(env)
+    if server.preload_error is not None:  # tf.keras cannot be imported in `env` (TF_USE_LEGACY_KERAS without tf_keras)
+        return False
     try:
-        probe = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired):
+        probe = server.run(["-c", _PROBE], cwd=Path.cwd(), timeout=300)
+    except (OSError, TimeoutError, subprocess.TimeoutExpired):
         return False
     if probe.returncode != 0:
         return False
@@ -84,10 +88,9 @@ def _require(target: str) -> None:
 @functools.lru_cache(maxsize=None)
 def _keras_class_counts_steps() -> bool:
     """Whether Keras 3's own LossScaleOptimizer advances its `iterations` at all on this stack (the flavour gate)."""
-    probe = subprocess.run(
-        [sys.executable, "-c", "from lossscale_compat import _flavour; "
-         "print(_flavour.keras_loss_scale_optimizer_counts_steps())"],
-        env=_env("keras3"), capture_output=True, text=True, timeout=300,
+    probe = warm_python(_env("keras3")).run(
+        ["-c", "from lossscale_compat import _flavour; print(_flavour.keras_loss_scale_optimizer_counts_steps())"],
+        cwd=Path.cwd(), timeout=300,
     )
     assert probe.returncode == 0, probe.stderr[-3000:]
     return probe.stdout.strip().splitlines()[-1] == "True"
@@ -111,12 +114,9 @@ def _migrate(tmp_path: Path, name: str, target: str) -> Path:
 
 
 def _run(program: Path, target: str) -> dict:
-    """Runs a migrated program on the current stack and returns its JSON result."""
+    """Runs a migrated program on the current stack (tests/warm_python.py) and returns its JSON result."""
     out = program.with_suffix(".json")
-    done = subprocess.run(
-        [sys.executable, str(program), "--json", str(out)],
-        cwd=program.parent, capture_output=True, text=True, env=_env(target), timeout=300,
-    )
+    done = warm_python(_env(target)).run([str(program), "--json", str(out)], cwd=program.parent, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
 

@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("tensorflow")  # the codemod's own CI sessions (nox -s codemod-libcst) run without TensorFlow
 from tf24_optimizers import FLOAT16_EPSILON  # noqa: E402
+from warm_python import warm_python  # noqa: E402
 
 from lossscale_compat import _flavour  # noqa: E402
 
@@ -115,8 +116,8 @@ def assert_trains_like_tf24(got: dict, want: dict, kind: str, keras3_iterations:
 
 
 def _run(program: Path, out: Path, env: dict, legacy: bool) -> dict:
-    command = [sys.executable, *(["-m", "lossscale_compat", "run"] if legacy else []), str(program), "--json", str(out)]
-    done = subprocess.run(command, cwd=program.parent, env=env, capture_output=True, text=True, timeout=600)
+    command = [*(["-m", "lossscale_compat", "run"] if legacy else []), str(program), "--json", str(out)]
+    done = warm_python(env).run(command, cwd=program.parent)  # `python COMMAND`, without TensorFlow's start-up
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
 

@@ -1,0 +1,93 @@
+"""TF's private Keras mixed-precision modules imported as modules: their uses moved to lossscale_compat, or warned."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from lossscale_compat import _mapping
+
+from .. import _import_plan
+from .. import _warnings as w
+from .._edits import Plan
+from .._facts import Facts
+from .._values import Unsafe, full_name
+
+
+def _private(module: str) -> bool:
+    """Whether `module` is in TF's private Keras mixed-precision package, outside TF <= 2.3's experimental one
+    (the scan warns that one, and its modules with rows are sites)."""
+    return (module + ".").startswith(_mapping.PRIVATE_KERAS_ROOT + ".") and not (module + ".").startswith(
+        _mapping.PRIVATE_KERAS_PACKAGE + "."
+    )
+
+
+def plan_private_modules(facts: Facts, target: str, plan: Plan) -> None:
+    """Plans each import of a private mixed-precision module as a module, never leaving one silently."""
+    for node in facts.scanned:
+        if not isinstance(node, (cst.Import, cst.ImportFrom)) or facts.is_suppressed(node):
+            continue
+        if node in {statement for _, statement in facts.private_imports}:
+            continue  # names only: `_import_plan.plan_private_imports`
+        codes = {_plan_private_alias(facts, target, plan, node, alias) for alias in _aliases(node)}
+        for code in sorted(code for code in codes if code is not None):
+            plan.warn(node, code)
+
+
+def _aliases(node: cst.Import | cst.ImportFrom) -> list[cst.ImportAlias]:
+    if isinstance(node, cst.Import):
+        return list(node.names)
+    if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        return []
+    return list(node.names)
+
+
+def _plan_private_alias(
+    facts: Facts, target: str, plan: Plan, node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias
+) -> str | None:
+    """The code for one imported name: LSC140 when its module's uses moved, LSC110 when a private module or name
+    is left, None when another rule decides it (a name of `PRIVATE_NAMES`, a module with rows)."""
+    name = full_name(alias.name) or ""
+    local: str | None = alias.evaluated_alias
+    if isinstance(node, cst.ImportFrom):
+        module = full_name(node.module) if node.module is not None else None
+        if module is None:
+            return None
+        name = f"{module}.{name}"
+        local = alias.evaluated_alias or alias.evaluated_name
+    handled = name in _mapping.BY_OLD_NAME or name in _mapping.LEGACY_MODULES or name in _mapping.MODULE_PREFIXES
+    if name in _mapping.PRIVATE_MODULES:
+        return (
+            _move_module_uses(facts, target, plan, node, alias, name, local) if local is not None else w.UNSUPPORTED_USE
+        )
+    if handled or name in _mapping.PRIVATE_NAMES:
+        return None
+    return w.UNSUPPORTED_USE if _private(name) else None
+
+
+def _move_module_uses(
+    facts: Facts, target: str, plan: Plan, node: cst.CSTNode, alias: cst.ImportAlias, module: str, local: str
+) -> str:
+    """Rewrites each `<local>.X` to lossscale_compat's X and drops the import, if it provides every X read."""
+    binding = facts.bindings.get(local)
+    if binding is None or binding[1] is not node:
+        return w.UNSUPPORTED_USE  # bound more than once, or not at module level
+    reads: list[tuple[cst.Attribute, str]] = []
+    for assignment in facts.global_scope[local]:
+        for reference in assignment.references:
+            use = facts.parent(reference.node)
+            new = _mapping.PRIVATE_NAMES.get(f"{module}.{use.attr.value}") if isinstance(use, cst.Attribute) else None
+            if (
+                not isinstance(use, cst.Attribute)
+                or use.value is not reference.node
+                or new is None
+                or isinstance(facts.parent(use), (cst.AssignTarget, cst.AugAssign, cst.Del))
+            ):
+                return w.UNSUPPORTED_USE
+            reads.append((use, new))
+    try:
+        spelled = [(use, _import_plan.spell(facts, target, plan, new, use)) for use, new in reads]
+    except Unsafe as unsafe:
+        return unsafe.code
+    plan.replace.update(spelled)
+    plan.import_actions[alias] = None
+    return w.PRIVATE_IMPORT_NOTE
