@@ -17,7 +17,7 @@ ROOTS = {"lossscale_compat": PACKAGE, "lossscale_compat.codemods": CODEMODS}
 CODEMOD_LAYERS = {
     "cli": {"cli"},
     "engine": {"_engine", "_notebook"},
-    "command": {"migrate_loss_scale", "_import_plan"},
+    "command": {"migrate_loss_scale"},
     "rules": {
         "rules",
         "rules.config_compare",
@@ -26,6 +26,9 @@ CODEMOD_LAYERS = {
         "rules.loss_scale",
         "rules.optimizer",
         "rules.policy",
+        "rules.keras3_notes",
+        "rules.private_modules",
+        "_import_plan",
     },
     "facts": {"_scan", "_tf1", "_scopes", "_state", "_facts"},
     "helpers": {
