@@ -27,9 +27,9 @@ TENSORFLOW: dict[str, tuple[str, str, bool]] = {
 FULL_SUITE = ("tf221-keras3", "tf221-tfkeras", "tf215-keras2")
 
 # What every other stack runs, on two pytest workers: the TF 2.4 example programs and the programs modelled on public
-# training code (legacy mode and migrated), the optimizer, checkpoint and equivalence tests, and the mirror of TF 2.4.0's own tests (tests/conformance). Left to
-# the full-suite stacks: the multi-worker run over loopback and the pytest plugin's own tests, which exercise no
-# Keras difference.
+# training code (legacy mode and migrated), the optimizer, checkpoint and equivalence tests, and the mirror of TF
+# 2.4.0's own tests (tests/conformance). Left to the full-suite stacks: the multi-worker run over loopback and the
+# pytest plugin's own tests, which exercise no Keras difference.
 CORE_TESTS = (
     "tests/optimizer/test_behaviour_equivalence.py",
     "tests/optimizer/test_codemod_promise.py",
