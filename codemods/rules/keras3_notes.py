@@ -35,6 +35,16 @@ def _keras3_wraps(facts: Facts, decisions: Mapping[Expr, SiteEdit]) -> set[cst.C
     }
 
 
+def _shim_wraps(decisions: Mapping[Expr, SiteEdit]) -> set[cst.Call]:
+    """The wraps decided onto lossscale_compat's class, which counts skipped steps as TF 2.4's did."""
+    wraps = {edit.wrap if type(edit) is ShimWrap else edit for edit in decisions.values()}
+    return {
+        wrap.call
+        for wrap in wraps
+        if isinstance(wrap, Wrap) and wrap.new_name is not None and wrap.new_name.startswith("lossscale_compat.")
+    }
+
+
 def _enclosing_class(facts: Facts, node: cst.CSTNode) -> cst.ClassDef | None:
     """The class whose method (directly) holds `node`, if any."""
     parent = facts.parent(node)
@@ -126,16 +136,19 @@ def iterations_read_warnings(
     warnings: Warnings = []
     names, attributes = _holders(facts, calls)
     compiled = _compiled_receivers(facts, calls, names)
+    shim_calls = _shim_wraps(decisions)
+    compiled_on_shim = _compiled_receivers(facts, shim_calls, _holders(facts, shim_calls)[0])
     for node in facts.scanned:
         if not (isinstance(node, cst.Attribute) and node.attr.value == "iterations"):
             continue
         if isinstance(facts.parent(node), (cst.AssignTarget, cst.AugAssign, cst.Del)):
             continue
         receiver = node.value
+        model = cst.Module(body=[]).code_for_node(receiver.value) if isinstance(receiver, cst.Attribute) else None
         model_optimizer = (
             isinstance(receiver, cst.Attribute)
             and receiver.attr.value == "optimizer"
-            and (mixed_policy or cst.Module(body=[]).code_for_node(receiver.value) in compiled)
+            and (model in compiled or (mixed_policy and model not in compiled_on_shim))
         )
         if model_optimizer or _holds(facts, receiver, names, attributes):
             warnings.append((node, w.ITERATIONS_READ_NOTE))

@@ -71,6 +71,38 @@ def test_iterations_of_a_model_compiled_under_a_mixed_policy_gets_a_note():
     check(float32, after.replace("mixed_float16", "float32"))
 
 
+def test_iterations_of_a_model_compiled_with_lossscale_compats_class_under_a_mixed_policy_gets_no_note():
+    """compile does not wrap an optimizer that already is a loss-scale optimizer: ours counts skipped steps."""
+    before = """\
+        import tensorflow as tf
+        tf.keras.mixed_precision.experimental.set_policy('mixed_float16')
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')
+        model.compile(optimizer=opt, loss='mse')
+        other.compile(optimizer='adam', loss='mse')
+        scaled = opt.get_scaled_loss(loss)
+        grads = opt.get_unscaled_gradients(tape.gradient(scaled, variables))
+        tf.print(grads)
+        opt.apply_gradients(zip(grads, variables))
+        print(model.optimizer.iterations, other.optimizer.iterations)
+        """
+    after = """\
+        import tensorflow as tf
+        import lossscale_compat
+
+        tf.keras.mixed_precision.set_global_policy('mixed_float16')
+        opt = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())
+        model.compile(optimizer=opt, loss='mse')
+        other.compile(optimizer='adam', loss='mse')
+        scaled = opt.get_scaled_loss(loss)
+        grads = opt.get_unscaled_gradients(tape.gradient(scaled, variables))
+        tf.print(grads)
+        opt.apply_gradients(zip(grads, variables))
+        print(model.optimizer.iterations, other.optimizer.iterations)
+        """
+    # One note: `other`'s optimizer is wrapped by Keras 3's compile, `model`'s is already ours.
+    check(before, after, codes=[w.LOOP_SHIM_NOTE, w.GRADIENTS_LOGGED, w.ITERATIONS_READ_NOTE])
+
+
 def test_iterations_of_an_optimizer_kept_on_lossscale_compats_class_gets_no_note():
     """A loop left on TF 2.4's methods keeps the optimizer on our class, which counts skipped steps."""
     check(
