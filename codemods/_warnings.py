@@ -51,6 +51,7 @@ UNSCALED_APPLY_SHIM_NOTE = "LSC141"
 ITERATIONS_READ_NOTE = "LSC142"
 GET_GRADIENTS_GONE = "LSC143"
 CHECKPOINT_SHIM_NOTE = "LSC144"
+FINAL_CLASS_SHIM_NOTE = "LSC145"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -186,6 +187,14 @@ MESSAGES = {
         "restore its scale; the optimizer is built with `lossscale_compat.KerasLossScaleOptimizer` (TF 2.4's contract, "
         "the same settings), which restores TF 2.4's checkpoints and writes both names. Once no TF 2.4 checkpoint is "
         "left to restore, `keras.mixed_precision.LossScaleOptimizer` takes the same arguments."
+    ),
+    FINAL_CLASS_SHIM_NOTE: (
+        "This names TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer` in a file whose custom loop keeps TF 2.4's "
+        "methods (`get_scaled_loss`, `get_unscaled_gradients` or `get_gradients` on an object the codemod could not "
+        "rewrite), which Keras 3's class of that name lacks, so it now names "
+        "`lossscale_compat.KerasLossScaleOptimizer` (the modern arguments, TF 2.4's methods) and the loop keeps "
+        "working. To move to Keras 3 by hand: take gradients of `optimizer.scale_loss(loss)` and pass them to "
+        "`apply_gradients`, then use `keras.mixed_precision.LossScaleOptimizer`."
     ),
     LOOP_SHIM_NOTE: (
         "This file's custom loop calls `get_scaled_loss`/`get_unscaled_gradients` on an optimizer the "
@@ -346,6 +355,7 @@ NOTE_CODES = frozenset(
         ITERATIONS_NOTE,
         ITERATIONS_READ_NOTE,
         CHECKPOINT_SHIM_NOTE,
+        FINAL_CLASS_SHIM_NOTE,
         OPTIMIZER_SHIM_NOTE,
         LOOP_SHIM_NOTE,
         UNSCALED_APPLY_SHIM_NOTE,

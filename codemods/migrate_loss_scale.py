@@ -21,6 +21,7 @@ from lossscale_compat import _mapping
 from . import _apply, _decide, _import_plan, _positions, _tf1
 from . import _warnings as w
 from ._edits import Plan, SiteEdit
+from ._facts import Facts
 from ._libcst_internals import ResolveWithoutCopy
 from ._scan import collect_facts
 from ._values import Expr
@@ -133,6 +134,10 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
         on_shim = loops_kept or ((loops or facts.other_scale_reads) and _tf1.builds_shim_optimizer(facts))
         if not on_shim:
             self.plan.add(custom_loop.plan_loops(facts, loops, self.plan.lso_calls))
+        kept = [call for call in (*loops, *facts.applies) if _keeps_tf24_method(facts, call, self.plan)]
+        final_class = keras3_notes.final_class_on_shim(facts, kept)
+        _apply.plan_site_edits(facts, self.target, self.plan, final_class)
+        if not on_shim and not final_class:
             self.plan.warnings.extend(keras3_notes.get_gradients_warnings(facts, loops, self.plan.lso_calls))
         if sites:
             for read in facts.optimizer_scale_reads:
@@ -141,6 +146,24 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
             for read in facts.other_scale_reads:
                 part = custom_loop.plan_other_scale_read(facts, read, self.plan.lso_calls, self.plan.shim_calls)
                 self.plan.add(part)
+
+
+# TF 2.4 LossScaleOptimizer methods Keras 3's class does not have.
+_TF24_ONLY_METHODS = frozenset(_mapping.LOOP_METHODS) | (frozenset(_mapping.APPLY_METHODS) - {"apply_gradients"})
+
+
+def _keeps_tf24_method(facts: Facts, call: cst.Call, plan: Plan) -> bool:
+    """Whether `call` is a TF 2.4 loop method (`get_scaled_loss`, `get_unscaled_gradients`, `get_gradients`) the plan
+    leaves in place: neither it, its method name nor a statement around it is replaced or dropped."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in _TF24_ONLY_METHODS) or func in plan.replace:
+        return False
+    node: cst.CSTNode | None = call
+    while node is not None:
+        if node in plan.replace or node in plan.drop_statements or node in plan.drop_small:
+            return False
+        node = facts.parent(node)
+    return True
 
 
 def _resolve_positions(context: CodemodContext) -> Mapping[cst.CSTNode, CodeRange]:

@@ -1,4 +1,5 @@
-"""Keras 3 differences a migrated file reads: `iterations`, `get_gradients` and checkpointed loss-scale state.
+"""Keras 3 differences a migrated file reads: `iterations`, `get_gradients`, checkpointed loss-scale state and TF 2.4's
+own class name kept by a loop on TF 2.4's methods.
 
 Each function is given the module's facts (and the edits decided, or the calls rewritten) and returns the warnings to
 give, or the new edits of the wraps that move to our class.
@@ -12,12 +13,15 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 import libcst as cst
 
 from .. import _warnings as w
-from .._edits import ShimWrap, SiteEdit, Wrap
+from .._edits import NewName, ShimWrap, SiteEdit, Wrap
 from .._facts import Facts
 from .._values import Expr
 from . import custom_loop
 from .custom_loop import Edits, Warnings
 from .optimizer import LOOP_SHIM
+
+# TF 2.4's non-experimental class: today the same spelling names Keras 3's class, which lacks TF 2.4's loop methods.
+_FINAL_CLASS = "tensorflow.keras.mixed_precision.LossScaleOptimizer"
 
 _CHECKPOINT_CLASSES = frozenset({"Checkpoint", "CheckpointManager"})
 _CHECKPOINT_MODULES = frozenset({"tensorflow.train", "tensorflow.compat.v2.train", "tensorflow.compat.v1.train"})
@@ -238,3 +242,19 @@ def checkpointed_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit]) -> Ed
         if checkpointed:
             moved[site] = ShimWrap(dataclasses.replace(edit, new_name=LOOP_SHIM), w.CHECKPOINT_SHIM_NOTE)
     return moved
+
+
+def final_class_on_shim(facts: Facts, kept: Collection[cst.Call]) -> Edits:
+    """Each use of TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer` as our class (LSC145), in a file whose loop
+    `kept` calls (TF 2.4's `get_scaled_loss`, `get_unscaled_gradients`, `get_gradients`) Keras 3's class would lack."""
+    if not kept:
+        return {}
+    edits: Edits = {}
+    for node in facts.scanned:
+        if (
+            isinstance(node, (cst.Name, cst.Attribute))
+            and not isinstance(facts.parent(node), (cst.Attribute, cst.ImportAlias))
+            and facts.qualified_one(node) == _FINAL_CLASS
+        ):
+            edits[node] = NewName(LOOP_SHIM, w.FINAL_CLASS_SHIM_NOTE)
+    return edits

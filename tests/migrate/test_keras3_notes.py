@@ -212,10 +212,49 @@ def _findings(name: str, target: str = "keras3") -> list[tuple[str, str]]:
     return [(finding.code, lines[finding.line - 1].strip()) for finding in result.findings]
 
 
-def test_the_opennmt_trainers_get_gradients_line_is_warned_on_keras3_only():
+def test_tf24s_final_class_in_a_file_whose_loop_keeps_tf24s_methods_names_ours_on_keras3():
+    """The same spelling names Keras 3's class today, which has none of the methods the loop calls (LSC145)."""
+    before = (
+        GET_GRADIENTS_TRAINER
+        + """
+    def make(optimizer):
+        wrapper = tf.keras.mixed_precision.LossScaleOptimizer
+        if not isinstance(optimizer, wrapper):
+            optimizer = wrapper(optimizer)
+        return Trainer(optimizer)
+    """
+    )
+    after = before.replace(
+        "= tf.keras.mixed_precision.LossScaleOptimizer", "= lossscale_compat.KerasLossScaleOptimizer"
+    )
+    after = after.replace("import tensorflow as tf\n", "import tensorflow as tf\n    import lossscale_compat\n", 1)
+    check(before, after, codes=[w.RECEIVER_NOT_PROVEN, w.RECEIVER_NOT_PROVEN, w.FINAL_CLASS_SHIM_NOTE])
+    check(before, before, "tf_keras")  # Keras 2's class keeps TF 2.4's methods
+
+
+def test_tf24s_final_class_in_a_file_whose_loop_is_rewritten_stays_keras3s():
+    source = """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
+
+        def step(loss, tape, variables):
+            scaled = opt.get_scaled_loss(loss)
+            grads = opt.get_unscaled_gradients(tape.gradient(scaled, variables))
+            opt.apply_gradients(zip(grads, variables))
+        """
+    after = source.replace("opt.get_scaled_loss(loss)", "opt.scale_loss(loss)").replace(
+        "opt.get_unscaled_gradients(tape.gradient(scaled, variables))", "tape.gradient(scaled, variables)"
+    )
+    check(source, after, codes=[w.UNTRACED_LOOP_NOTE, w.UNTRACED_LOOP_NOTE])
+
+
+def test_the_opennmt_trainers_wrapper_class_becomes_ours_on_keras3_only():
+    """Its feature probe picks TF 2.4's final class, whose `get_gradients` and loop methods Keras 3's class lacks."""
     found = _findings("real_opennmt_wrapper_class.py")
-    assert (w.GET_GRADIENTS_GONE, "gradients = self._optimizer.get_gradients(training_loss, variables)") in found
-    assert w.GET_GRADIENTS_GONE not in {code for code, _ in _findings("real_opennmt_wrapper_class.py", "tf_keras")}
+    assert (w.FINAL_CLASS_SHIM_NOTE, "wrapper_class = tf.keras.mixed_precision.LossScaleOptimizer") in found
+    assert w.GET_GRADIENTS_GONE not in {code for code, _ in found}
+    tf_keras = {code for code, _ in _findings("real_opennmt_wrapper_class.py", "tf_keras")}
+    assert w.GET_GRADIENTS_GONE not in tf_keras and w.FINAL_CLASS_SHIM_NOTE not in tf_keras
 
 
 def test_a_wrap_a_checkpoint_tracks_by_name_keeps_tf24s_class_on_keras3():
