@@ -36,6 +36,8 @@ DECIDERS: dict[str, Callable[[Site], SiteEdit]] = {
 # ...what a site its rule refused becomes instead of being kept, for the rules that have a way out (None: kept)...
 REFUSED: dict[str, Callable[[Site, str], SiteEdit | None]] = {
     "loss_scale_optimizer": optimizer.refused,
+    "graph_rewrite": graph_rewrite.refused,
+    "get_layer_policy": policy.refused_layer_policy,
 }
 # ...and, for the rules whose calls may stay on TF1, whether one does (its loss scale then keeps TF1's name too).
 KEPT_FOR_TF1: dict[str, Callable[[Site], bool]] = {

@@ -23,14 +23,13 @@ def render() -> str:
     lines = [
         BEGIN,
         "",
-        "| TF 2.4 name | rule | Keras 3 | tf_keras | lossscale_compat | note |",
-        "|---|---|---|---|---|---|",
+        "| TF 2.4 name | rule | Keras 3 | tf_keras | lossscale_compat | run-time fallback | note |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in _mapping.RENAMES:
         note = row.note.replace("|", "\\|")
-        lines.append(
-            f"| `{row.old}` | {row.rule} | {_cell(row.keras3)} | {_cell(row.tf_keras)} | {_cell(row.shim)} | {note} |"
-        )
+        names = (row.keras3, row.tf_keras, row.shim, row.fallback)
+        lines.append(f"| `{row.old}` | {row.rule} | " + " | ".join(map(_cell, names)) + f" | {note} |")
     lines += ["", END]
     return "\n".join(lines)
 

@@ -42,6 +42,7 @@ _KERAS_OPTIMIZER_MODULES = frozenset(
 # Horovod's wrapper (a `tf.compat.v1.train.Optimizer` subclass for a TF1 optimizer, Horovod's Keras one for Keras).
 _KIND_PRESERVING = frozenset({"enable_mixed_precision_graph_rewrite", "horovod.tensorflow.DistributedOptimizer"})
 _TF1_CONSUMER = "MixedPrecisionLossScaleOptimizer"
+_RUN_TIME_REWRITES = frozenset(row.fallback for row in _mapping.RENAMES if row.rule == "graph_rewrite")
 
 
 def class_kind(facts: Facts, name: str, seen: set[str] | None = None) -> str | None:
@@ -119,11 +120,12 @@ def optimizer_kind(
 
 
 def is_tf1_consumer(facts: Facts, call: cst.Call, kept_for_tf1: Collection[cst.Call]) -> bool:
-    """Whether `call` is TF 2.4's v1 `MixedPrecisionLossScaleOptimizer`, or a graph rewrite kept for TF1."""
+    """Whether `call` is TF 2.4's v1 `MixedPrecisionLossScaleOptimizer`, a graph rewrite kept for TF1, or
+    lossscale_compat's run-time graph rewrite (which hands a TF1 optimizer to TF1's rewrite, as migrated before)."""
     if call in kept_for_tf1:
         return True
     name = facts.qualified_one(call.func)
-    return name is not None and name.rpartition(".")[2] == _TF1_CONSUMER
+    return name is not None and (name.rpartition(".")[2] == _TF1_CONSUMER or name in _RUN_TIME_REWRITES)
 
 
 def _loss_scale_argument_of(facts: Facts, node: cst.CSTNode) -> cst.Call | None:

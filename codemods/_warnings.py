@@ -34,8 +34,8 @@ GRADIENTS_ACCUMULATED = "LSC125"
 GRADIENTS_LOGGED = "LSC126"
 TF1_KEPT_NOTE = "LSC127"
 ESCAPING_SHIM_NOTE = "LSC129"
-# Sites left alone (issue 9): the optimizer's kind, or the object read, cannot be proven.
-GRAPH_REWRITE_KIND_UNKNOWN = "LSC128"
+# Sites left alone (issue 9): the object read cannot be proven. (LSC128, a graph rewrite of an optimizer of unknown
+# kind with a loss-scale object, is no longer given: the call goes to the run-time fallback, LSC134.)
 SCALE_READ_NOT_PROVEN = "LSC130"
 CLASS_SHIM_NOTE = "LSC132"
 UNTRACED_LOOP_NOTE = "LSC133"
@@ -52,6 +52,8 @@ ITERATIONS_READ_NOTE = "LSC142"
 GET_GRADIENTS_GONE = "LSC143"
 CHECKPOINT_SHIM_NOTE = "LSC144"
 FINAL_CLASS_SHIM_NOTE = "LSC145"
+VALUE_FALLBACK_NOTE = "LSC146"
+GRAPH_REWRITE_SHIM_NOTE = "LSC147"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -248,14 +250,6 @@ MESSAGES = {
         "TensorFlow's own `tf.compat.v1.mixed_precision` spelling of the same TF 2.4 API, which still "
         "exists. To leave TF1, move to a Keras optimizer wrapped in `keras.mixed_precision.LossScaleOptimizer`."
     ),
-    GRAPH_REWRITE_KIND_UNKNOWN: (
-        "`enable_mixed_precision_graph_rewrite` wrapped Keras and TF1 optimizers differently, and this "
-        "optimizer is not provably either (a parameter, an attribute, or a name bound elsewhere), so the "
-        "call was left alone. Instead, for a Keras optimizer write "
-        "`keras.mixed_precision.LossScaleOptimizer(opt)` and set a `mixed_float16` policy; for a TF1 "
-        "`tf.compat.v1.train.Optimizer` write `tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite` "
-        "with the same arguments (it rejects Keras optimizers on today's TensorFlow)."
-    ),
     ESCAPING_SHIM_NOTE: (
         "This `LossScaleOptimizer` leaves the module's sight (it is returned, passed on, or stored on "
         "another object), and its users elsewhere may call `get_scaled_loss`, `get_unscaled_gradients` "
@@ -290,6 +284,19 @@ MESSAGES = {
         "`LossScaleOptimizer` (TF 2.4's numbers: `iterations` counts skipped steps, `loss_scale` and "
         "`get_scaled_loss` stay) and the grappler rewrite is turned on. Once the kind is known, write "
         "`keras.mixed_precision.LossScaleOptimizer(opt)` for a Keras optimizer."
+    ),
+    VALUE_FALLBACK_NOTE: (
+        "This TF 2.4 function or class is used as a value here (not called where the codemod can read its "
+        "arguments), and today's TensorFlow lacks it, so it now names lossscale_compat's object of the same name, "
+        "which behaves as TF 2.4's did wherever it is called. To move on, call the modern API where it is called "
+        "(docs/codemod.md, What it rewrites)."
+    ),
+    GRAPH_REWRITE_SHIM_NOTE: (
+        "This graph rewrite's loss scale cannot be proven equivalent to a modern construction (it is only known at "
+        "run time, a multiplier other than 2, a fixed scale Keras 3 cannot express here, or `*args`), so the call "
+        "now uses "
+        "`lossscale_compat.enable_mixed_precision_graph_rewrite` with the same arguments, which wraps the optimizer "
+        "in lossscale_compat's `LossScaleOptimizer` with that loss scale and keeps TF 2.4's behaviour for any value."
     ),
     POLICY_FALLBACK_NOTE: (
         "A modern policy has no `loss_scale`, and this one cannot be dropped provably (a loss scale known only at "
@@ -370,6 +377,8 @@ NOTE_CODES = frozenset(
         CLASS_SHIM_NOTE,
         UNTRACED_LOOP_NOTE,
         GRAPH_REWRITE_FALLBACK_NOTE,
+        GRAPH_REWRITE_SHIM_NOTE,
+        VALUE_FALLBACK_NOTE,
         POLICY_FALLBACK_NOTE,
         CLASS_CHECK_FALLBACK_NOTE,
         MODULE_FALLBACK_NOTE,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
     from lossscale_compat._runtime import (
         AnyLossScaleOptimizer,
         Policy,
+        disable_mixed_precision_graph_rewrite,
         enable_mixed_precision_graph_rewrite,
         keras_experimental,
     )
@@ -45,6 +46,7 @@ _PUBLIC = {
     "assert_equivalent": "lossscale_compat._equivalence",
     "config_differences": "lossscale_compat._equivalence",
     "deserialize": "lossscale_compat._loss_scale",
+    "disable_mixed_precision_graph_rewrite": "lossscale_compat._runtime",
     "enable_mixed_precision_graph_rewrite": "lossscale_compat._runtime",
     "get": "lossscale_compat._loss_scale",
     "install": "lossscale_compat.legacy",
@@ -71,6 +73,7 @@ __all__ = (
     "assert_equivalent",
     "config_differences",
     "deserialize",
+    "disable_mixed_precision_graph_rewrite",
     "enable_mixed_precision_graph_rewrite",
     "get",
     "install",

@@ -37,6 +37,7 @@ DETAILS = {
     "AnyLossScaleOptimizer": "migration.md",
     "Policy": "migration.md",
     "enable_mixed_precision_graph_rewrite": "migration.md",
+    "disable_mixed_precision_graph_rewrite": "migration.md",
     "keras_experimental": "migration.md",
 }
 MODULES = ("lossscale_compat", "lossscale_compat.testing")

@@ -29,7 +29,8 @@ class Rename:
     fallback: str | None = None
     """The `lossscale_compat` run-time fallback (`lossscale_compat._runtime`) a use becomes where no rewrite to the
     modern API can be proven: it keeps TF 2.4's behaviour and decides when called what the codemod cannot decide
-    when editing (a graph rewrite's optimizer kind, a Policy's loss scale, an `isinstance` check)."""
+    when editing (a graph rewrite's optimizer kind, a Policy's loss scale, an `isinstance` check, a TF 2.4 function
+    used as a value)."""
 
 
 # Every namespace in which TF 2.4 exported the three LossScale classes (reference §1.1).
@@ -185,6 +186,7 @@ RENAMES: tuple[Rename, ...] = (
                 shim=None,
                 note="Read `layer.dtype_policy` instead.",
                 rule="get_layer_policy",
+                fallback="lossscale_compat.keras_experimental.get_layer_policy",
             ),
         )
     ),
@@ -206,8 +208,16 @@ RENAMES: tuple[Rename, ...] = (
             keras3=None,
             tf_keras=None,
             shim=None,
-            note=("Nothing to disable any more: a bare call statement is removed; any other use needs a person."),
+            note=(
+                "Nothing to disable any more: a bare call statement is removed; any other use of TF2's name calls "
+                "lossscale_compat's (TF1's names still exist)."
+            ),
             rule="graph_rewrite_disable",
+            fallback=(
+                "lossscale_compat.disable_mixed_precision_graph_rewrite"
+                if namespace == "tensorflow.train.experimental"
+                else None
+            ),
         )
         for namespace in _GRAPH_REWRITE_NAMESPACES
     ),

@@ -150,3 +150,55 @@ def test_keras_experimental_module_resolves_tf24s_names(global_policy):
     assert isinstance(optimizer, lossscale_compat.AnyLossScaleOptimizer)
     with pytest.raises(AttributeError):
         mixed_precision.DynamicLossScale  # noqa: B018 - TF 2.4's Keras module had no such name either
+
+
+def test_graph_rewrite_of_a_tf1_optimizer_takes_lossscale_compats_loss_scale_as_tensorflows(global_policy):
+    """A migrated file builds lossscale_compat's loss scale; TF1's rewrite accepts only TensorFlow's class, so the
+    fallback rebuilds it from its config."""
+    with tf.Graph().as_default():
+        opt = lossscale_compat.enable_mixed_precision_graph_rewrite(
+            tf.compat.v1.train.GradientDescentOptimizer(0.1), lossscale_compat.DynamicLossScale(64, 10, 4))
+        scale = opt._loss_scale  # TF1's MixedPrecisionLossScaleOptimizer keeps it here
+        assert type(scale) is tf.compat.v1.mixed_precision.DynamicLossScale
+        assert scale.get_config() == {"initial_loss_scale": 64, "increment_period": 10, "multiplier": 4}
+        tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()
+
+
+def test_graph_rewrite_of_a_tf1_optimizer_refuses_a_custom_loss_scale_and_says_what_to_pass(global_policy):
+    class Halving(lossscale_compat.FixedLossScale):
+        pass
+
+    with tf.Graph().as_default(), pytest.raises(TypeError, match="Instead, pass 'dynamic', a number"):
+        lossscale_compat.enable_mixed_precision_graph_rewrite(tf.compat.v1.train.GradientDescentOptimizer(0.1),
+                                                              Halving(8))
+
+
+def test_graph_rewrite_of_a_keras_optimizer_takes_tensorflows_loss_scale(global_policy):
+    """A loss scale kept on TensorFlow's class for an optimizer of unknown kind works for a Keras one too."""
+    rewritten = lossscale_compat.enable_mixed_precision_graph_rewrite(
+        tf.keras.optimizers.SGD(0.1), tf.compat.v1.mixed_precision.FixedLossScale(128))
+    assert GOLDEN["graph rewrite of SGD"] == {
+        "wraps": type(rewritten.inner_optimizer).__name__, "dynamic": bool(rewritten.dynamic),
+        "loss_scale": float(_flavour.current_loss_scale(rewritten))}
+
+
+def test_disable_graph_rewrite_turns_it_off_as_tf24s_did(global_policy):
+    """What a file that uses TF2's `disable_...` as a value calls: the policy may be mixed again afterwards."""
+    lossscale_compat.enable_mixed_precision_graph_rewrite(tf.keras.optimizers.SGD(0.1))
+    assert tf.config.optimizer.get_experimental_options().get("auto_mixed_precision") is True
+    assert lossscale_compat.disable_mixed_precision_graph_rewrite() is None
+    assert tf.config.optimizer.get_experimental_options().get("auto_mixed_precision") is False
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")  # TF 2.4 refused this while the rewrite was on
+
+
+def test_get_layer_policy_as_a_value_is_tf24s(global_policy):
+    """Recorded by legacy_names.py after `set_policy(Policy("mixed_float16", loss_scale=256))`."""
+    tf.keras.mixed_precision.set_global_policy(lossscale_compat.Policy("mixed_float16", loss_scale=256))
+    layer = tf.keras.layers.Dense(2)
+    get_layer_policy = lossscale_compat.keras_experimental.get_layer_policy
+    with pytest.warns(lossscale_compat.LossScaleDeprecationWarning):
+        assert repr(get_layer_policy(layer)) == GOLDEN["get_layer_policy of a new layer"]["ok"]
+    want = GOLDEN["get_layer_policy of a non-layer"]
+    with pytest.warns(lossscale_compat.LossScaleDeprecationWarning), pytest.raises(ValueError) as raised:
+        get_layer_policy(3)
+    assert want["error"] == "ValueError" and first_sentence(str(raised.value)) == first_sentence(want["message"])

@@ -56,7 +56,9 @@ def decide(site: Site) -> SiteEdit:
             return NewName(row.shim, w.CLASS_SHIM_NOTE)
         if _class_checked(site.facts, site.node):
             return NewName(row.fallback, w.CLASS_CHECK_FALLBACK_NOTE)  # `isinstance(x, <the class>)`
-        raise Unsafe(w.UNSUPPORTED_USE)
+        if _compared_or_subclassed(site.facts, site.node):
+            raise Unsafe(w.UNSUPPORTED_USE)  # `type(x) is <the class>`, `class C(<the class>)`: a person's choice
+        return NewName(row.shim, w.CLASS_SHIM_NOTE)  # a value (in a dict, an argument, returned), called elsewhere
     return wrap(site, site.bound())
 
 
@@ -206,6 +208,21 @@ def _class_checked(facts: Facts, site: Expr) -> bool:
         return False
     scope = facts.scopes.get(call.func) or facts.global_scope
     return all(isinstance(binding, BuiltinBinding) for binding in scope[call.func.value])
+
+
+def _compared_or_subclassed(facts: Facts, site: Expr) -> bool:
+    """Whether `site` is compared (`is`, `==`, `in`, ...), a base class, or passed to a call named like a class
+    check that `_class_checked` did not take (`isinstance(o, classinfo=...)`, a rebound `isinstance`)."""
+    node: cst.CSTNode = site
+    parent = facts.parent(node)
+    while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Set)):
+        node, parent = parent, facts.parent(parent)
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        return True
+    call = facts.parent(parent) if isinstance(parent, cst.Arg) else None
+    if isinstance(call, cst.ClassDef):
+        return True
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _CLASS_CHECKS
 
 
 def _source_of(facts: Facts, key: str, value: object, scale: SourceScale, site: Expr) -> Expr:

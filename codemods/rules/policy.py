@@ -12,7 +12,7 @@ from lossscale_compat import _mapping
 from .. import _warnings as w
 from .._edits import LayerPolicy, NewName, NewPolicy, SiteEdit
 from .._facts import Facts
-from .._values import Expr, Unsafe, has_comment, string_value
+from .._values import Expr, has_comment, string_value
 from .site import Site
 
 _FLOAT16_POLICY = "mixed_float16"
@@ -26,6 +26,8 @@ def decide(site: Site) -> SiteEdit:
     row, call = site.row, site.call
     new_name = _mapping.replacement(row, site.target)
     if call is None:
+        if _alias_called_with_a_loss_scale(site.facts, site.node):
+            return NewName(row.fallback, w.VALUE_FALLBACK_NOTE)  # `Policy = mp.Policy`, then `Policy(n, loss_scale=x)`
         return NewName(new_name)
     bound = site.bound()
     if _loss_scale_read(site.facts, call):
@@ -46,6 +48,31 @@ def decide(site: Site) -> SiteEdit:
         # TF 2.4's Policy carried its loss scale to `compile`; lossscale_compat's does the same, at run time.
         return NewName(row.fallback, w.POLICY_FALLBACK_NOTE)
     return NewPolicy(call, bound["name"], new_name)
+
+
+def _alias_called_with_a_loss_scale(facts: Facts, node: Expr) -> bool:
+    """Whether `node` is assigned to a name that is called somewhere with a loss scale (a second positional argument,
+    `loss_scale=`, or `*args`/`**kwargs`), which the modern class would reject."""
+    assign = facts.parent(node)
+    if not (
+        isinstance(assign, cst.Assign)
+        and assign.value is node
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+    ):
+        return False
+    binding = facts.single_assignment(assign.targets[0].target)
+    if binding is None:
+        return True  # rebound: its calls cannot all be seen
+    for access in binding.references:
+        call = facts.parent(access.node)
+        if isinstance(call, cst.Call) and call.func is access.node:
+            positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+            if len(positional) > 1 or any(
+                arg.star or (arg.keyword is not None and arg.keyword.value == "loss_scale") for arg in call.args
+            ):
+                return True
+    return False
 
 
 def _loss_scale_read(facts: Facts, call: cst.Call) -> bool:
@@ -104,7 +131,13 @@ def _row_rule(facts: Facts, site: Expr) -> str | None:
 
 
 def decide_layer_policy(site: Site) -> SiteEdit:
-    """`get_layer_policy(layer)` -> `layer.dtype_policy`."""
+    """`get_layer_policy(layer)` -> `layer.dtype_policy`; the function used as a value -> lossscale_compat's."""
     if site.call is None:
-        raise Unsafe(w.UNSUPPORTED_USE)
+        return NewName(site.row.fallback, w.VALUE_FALLBACK_NOTE)
     return LayerPolicy(site.bound()["layer"])
+
+
+def refused_layer_policy(site: Site, code: str) -> SiteEdit | None:
+    """A `get_layer_policy` call whose argument cannot be read (`*args`, a keyword of another name): the fallback,
+    the same arguments, which raises as TF 2.4's did for a non-layer; else None (kept)."""
+    return NewName(site.row.fallback, w.VALUE_FALLBACK_NOTE) if code in (w.STAR_ARGS, w.BAD_ARGUMENTS) else None

@@ -123,13 +123,28 @@ def test_graph_rewrite_fallback_keeps_a_literal_loss_scale(scale):
     )
 
 
-@pytest.mark.parametrize("scale", ["FLAGS.loss_scale", "tf.mixed_precision.experimental.DynamicLossScale()"])
-def test_graph_rewrite_of_unknown_kind_with_a_loss_scale_object_or_run_time_value_is_left_with_a_warning(scale):
-    """TF1's rewrite takes TensorFlow's LossScale objects and a Keras optimizer lossscale_compat's: no one spelling."""
-    source = f"import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(o, {scale})\n"
-    new, codes = migrate(source)
-    assert "tf.train.experimental.enable_mixed_precision_graph_rewrite(o, " in new
-    assert w.GRAPH_REWRITE_KIND_UNKNOWN in codes
+@pytest.mark.parametrize(
+    "scale, new_scale, codes",
+    [
+        # a value known only at run time: the fallback rebuilds one of lossscale_compat's as TensorFlow's for TF1
+        ("FLAGS.loss_scale", "FLAGS.loss_scale", [w.GRAPH_REWRITE_FALLBACK_NOTE]),
+        # a loss-scale object built for it keeps TensorFlow's class, which both kinds of optimizer take
+        (
+            "tf.mixed_precision.experimental.DynamicLossScale()",
+            "tf.compat.v1.mixed_precision.DynamicLossScale()",
+            [w.GRAPH_REWRITE_FALLBACK_NOTE, w.TF1_KEPT_NOTE],
+        ),
+    ],
+)
+def test_graph_rewrite_of_unknown_kind_with_a_loss_scale_object_or_run_time_value_goes_to_the_fallback(
+    scale, new_scale, codes
+):
+    check(
+        f"import tensorflow as tf\nopt = tf.train.experimental.enable_mixed_precision_graph_rewrite(o, {scale})\n",
+        "import tensorflow as tf\nimport lossscale_compat\n\n"
+        f"opt = lossscale_compat.enable_mixed_precision_graph_rewrite(o, {new_scale})\n",
+        codes=codes,
+    )
 
 
 def test_graph_rewrite_of_a_name_rebound_to_an_unknown_wrapper_goes_to_the_run_time_fallback():
@@ -333,6 +348,7 @@ def test_loss_scale_fed_to_a_tf1_graph_rewrite_and_read_stays_tensorflows_class(
 
 
 def test_loss_scale_fed_to_a_graph_rewrite_of_unknown_kind_stays_tensorflows_class():
+    """TensorFlow's class reaches TF1's rewrite as it is, and lossscale_compat's optimizer takes it too."""
     check(
         """\
         import tensorflow as tf
@@ -343,12 +359,13 @@ def test_loss_scale_fed_to_a_graph_rewrite_of_unknown_kind_stays_tensorflows_cla
         """,
         """\
         import tensorflow as tf
+        import lossscale_compat
 
         def wrap(optimizer, init_scale):
             scaler = tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale=init_scale, increment_period=1000)
-            return tf.train.experimental.enable_mixed_precision_graph_rewrite(optimizer, scaler)
+            return lossscale_compat.enable_mixed_precision_graph_rewrite(optimizer, scaler)
         """,
-        codes=[w.TF1_KEPT_NOTE, w.GRAPH_REWRITE_KIND_UNKNOWN],
+        codes=[w.TF1_KEPT_NOTE, w.GRAPH_REWRITE_FALLBACK_NOTE],
     )
 
 

@@ -823,13 +823,26 @@ def test_disable_graph_rewrite_from_import_is_removed():
 
 
 @pytest.mark.parametrize(
+    "use",
+    [f"z = {_DISABLE}()", f"print({_DISABLE}())", f"f = {_DISABLE}", f"callbacks.append({_DISABLE})"],
+)
+def test_disable_graph_rewrite_used_as_a_value_calls_lossscale_compats(use):
+    """TF2's name is gone; lossscale_compat's function does what TF 2.4's did and returns None as it did."""
+    check(
+        f"import tensorflow as tf\n{use}\n",
+        "import tensorflow as tf\nimport lossscale_compat\n\n"
+        + use.replace(_DISABLE, "lossscale_compat.disable_mixed_precision_graph_rewrite")
+        + "\n",
+        codes=[w.VALUE_FALLBACK_NOTE],
+    )
+
+
+@pytest.mark.parametrize(
     "use, code",
     [
-        (f"z = {_DISABLE}()", w.DISABLE_VALUE_USED),
-        (f"print({_DISABLE}())", w.DISABLE_VALUE_USED),
-        (f"f = {_DISABLE}", w.DISABLE_VALUE_USED),
-        (f"callbacks.append({_DISABLE})", w.DISABLE_VALUE_USED),
         (f"{_DISABLE}(opt)", w.BAD_ARGUMENTS),  # not the TF 2.4 signature; `opt` might have effects
+        # TF1's name still exists today, so its value use is left, warned
+        ("z = tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()", w.DISABLE_VALUE_USED),
     ],
 )
 def test_disable_graph_rewrite_other_uses_warn(use, code):
@@ -837,12 +850,18 @@ def test_disable_graph_rewrite_other_uses_warn(use, code):
     check(source, source, codes=[code])
 
 
-def test_disable_graph_rewrite_value_used_keeps_from_import():
-    source = """\
+def test_disable_graph_rewrite_value_used_moves_its_from_import():
+    check(
+        """\
         from tensorflow.train.experimental import disable_mixed_precision_graph_rewrite
         done = disable_mixed_precision_graph_rewrite()
-        """
-    check(source, source, codes=[w.IMPORT_KEPT, w.DISABLE_VALUE_USED])
+        """,
+        """\
+        from lossscale_compat import disable_mixed_precision_graph_rewrite
+        done = disable_mixed_precision_graph_rewrite()
+        """,
+        codes=[w.VALUE_FALLBACK_NOTE],
+    )
 
 
 @pytest.mark.parametrize(
