@@ -29,10 +29,10 @@ class _LocalAliasCollector(cst.CSTVisitor):
     """The one full walk: finds `name = <dotted module>` statements inside functions, in source order, maps
     each node to its parent, and lists the nodes `SiteCollector` looks at, in the order a visit meets them."""
 
-    def __init__(self, command: _FactsBuilder) -> None:
+    def __init__(self, builder: _FactsBuilder) -> None:
         super().__init__()
-        self.command = command
-        self.parents = command._parents
+        self.builder = builder
+        self.parents = builder._parents
         self.stack: list[cst.CSTNode] = []
         self.scanned: list[cst.CSTNode] = []
         self.ends: list[int] = []
@@ -66,7 +66,7 @@ class _LocalAliasCollector(cst.CSTVisitor):
             and isinstance(node.targets[0].target, cst.Name)
             and isinstance(node.value, (cst.Name, cst.Attribute))
         ):
-            self.command._add_local_alias(node)
+            self.builder._add_local_alias(node)
 
     def walk(self, module: cst.Module) -> None:
         """Calls `on_visit`/`on_leave` as `module.visit(self)` would, in the same order, except for the nodes
@@ -93,8 +93,8 @@ class SiteCollector:
     would: a `visit_*` that returns False skips the node's subtree.
     """
 
-    def __init__(self, command: _FactsBuilder, sites: list[tuple[Expr, str]], loops: list[cst.Call]) -> None:
-        self.command = command
+    def __init__(self, builder: _FactsBuilder, sites: list[tuple[Expr, str]], loops: list[cst.Call]) -> None:
+        self.builder = builder
         self.sites = sites
         self.loops = loops
 
@@ -123,8 +123,8 @@ class SiteCollector:
             and not isinstance(node.names, cst.ImportStar)
             and all(f"{module}.{alias.evaluated_name}" in _mapping.PRIVATE_NAMES for alias in node.names)
         ):
-            if not self.command.is_suppressed(node):
-                self.command.private_imports.append((module, node))  # moved to lossscale_compat's names
+            if not self.builder.is_suppressed(node):
+                self.builder.private_imports.append((module, node))  # moved to lossscale_compat's names
             return False
         if (
             module is not None
@@ -144,95 +144,95 @@ class SiteCollector:
 
     def _warn_private_import(self, node: cst.CSTNode) -> None:
         """TF 2.4's private Keras mixed-precision package is gone; the codemod has no rule for what it held."""
-        if not self.command.is_suppressed(node):
-            self.command._warn(node, w.UNSUPPORTED_USE)
+        if not self.builder.is_suppressed(node):
+            self.builder._warn(node, w.UNSUPPORTED_USE)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value in ("get_scaled_loss", "get_unscaled_gradients")
-            and not self.command.is_suppressed(node)
+            and not self.builder.is_suppressed(node)
         ):
             self.loops.append(node)
         elif (
             isinstance(func, cst.Attribute)
             and func.attr.value in _mapping.APPLY_METHODS
-            and not self.command.is_suppressed(node)
+            and not self.builder.is_suppressed(node)
         ):
-            self.command.applies.append(node)
+            self.builder.applies.append(node)
         elif (
             isinstance(func, cst.Attribute)
             and func.attr.value == _mapping.CONFIG_METHOD
             and not node.args
-            and not self.command.is_suppressed(node)
+            and not self.builder.is_suppressed(node)
         ):
-            self.command.config_reads.append(node)  # a regression test's config comparison, if compared
+            self.builder.config_reads.append(node)  # a regression test's config comparison, if compared
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value == "loss_scale" and isinstance(node.value, cst.Call):
-            names = self.command.qualified(node.value.func)
+            names = self.builder.qualified(node.value.func)
             if any(name.endswith(".global_policy") and name in _mapping.BY_OLD_NAME for name in names):
-                self.command.policy_scale_reads.append(node)  # warned unless the policies set here keep one
+                self.builder.policy_scale_reads.append(node)  # warned unless the policies set here keep one
         elif node.attr.value == "loss_scale" and isinstance(node.value, cst.Name) and not optimizer_like(node.value):
-            self.command.policy_scale_reads.append(node)  # a Policy's, if the name is bound to a Policy call
+            self.builder.policy_scale_reads.append(node)  # a Policy's, if the name is bound to a Policy call
         if (
             node.attr.value == "loss_scale"
             and isinstance(node.value, cst.Attribute)
             and node.value.attr.value == "optimizer"
-            and not self.command.is_suppressed(node)
+            and not self.builder.is_suppressed(node)
         ):
-            self.command.optimizer_scale_reads.append(node)
+            self.builder.optimizer_scale_reads.append(node)
         elif (
             node.attr.value == "loss_scale"
             and isinstance(node.value, (cst.Name, cst.Attribute))
             and optimizer_like(node.value)
-            and not self.command.is_suppressed(node)
+            and not self.builder.is_suppressed(node)
         ):
-            self.command.other_scale_reads.append(node)
+            self.builder.other_scale_reads.append(node)
         return self._site(node)
 
     def visit_Name(self, node: cst.Name) -> bool:
         return self._site(node)
 
     def _site(self, node: Expr) -> bool:
-        command = self.command
-        if node in command.alias_values:
+        builder = self.builder
+        if node in builder.alias_values:
             return False
-        parent = command.parent(node)
+        parent = builder.parent(node)
         if isinstance(parent, cst.Attribute) and (parent.attr is node or parent.value is node):
             return True
         if isinstance(parent, cst.Arg) and parent.keyword is node:
             return True
         if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)) and parent.name is node:
             return True
-        if command.roots is not None:
+        if builder.roots is not None:
             dotted = full_name(node)
-            if dotted is None or dotted.partition(".")[0] not in command.roots:
+            if dotted is None or dotted.partition(".")[0] not in builder.roots:
                 return True  # no prefix of it can name anything of TF 2.4's
         for depth, prefix in enumerate(dotted_prefixes(node)):
-            names = command.qualified(prefix)
+            names = builder.qualified(prefix)
             legacy = {n for n in names if n in _mapping.BY_OLD_NAME or n in _mapping.LEGACY_MODULES}
-            expected = command.would_be(prefix)
+            expected = builder.would_be(prefix)
             expected_legacy = expected in _mapping.BY_OLD_NAME or expected in _mapping.LEGACY_MODULES
             if not legacy and not expected_legacy:
                 continue
-            if command.is_suppressed(node):
+            if builder.is_suppressed(node):
                 return True
             if len(names) != 1 or not legacy or (expected_legacy and names != {expected}):
-                command._warn(node, w.AMBIGUOUS_NAME)
+                builder._warn(node, w.AMBIGUOUS_NAME)
                 return True
             (name,) = legacy
             if name in _mapping.LEGACY_MODULES:
                 if depth == 0:
-                    command._warn(node, w.UNSUPPORTED_USE)
+                    builder._warn(node, w.UNSUPPORTED_USE)
                 return True
             if depth > 0:
                 row = _mapping.BY_OLD_NAME[name]
                 if depth == 1 and row.shim and isinstance(node, cst.Attribute) and node.attr.value == "from_config":
                     self.sites.append((prefix, name))  # `Class.from_config(...)`: our class reads TF 2.4 configs
                 else:
-                    command._warn(node, w.UNSUPPORTED_USE)
+                    builder._warn(node, w.UNSUPPORTED_USE)
                 return True
             self.sites.append((node, name))
             return True
