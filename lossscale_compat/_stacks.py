@@ -27,19 +27,22 @@ TENSORFLOW: dict[str, tuple[str, str, bool]] = {
 FULL_SUITE = ("tf221-keras3", "tf221-tfkeras", "tf215-keras2")
 
 # What every other stack runs, on two pytest workers: the TF 2.4 example programs and the programs modelled on public
-# training code (legacy mode and migrated), the optimizer, checkpoint and equivalence tests, and the mirror of TF
-# 2.4.0's own tests (tests/conformance). Left to the full-suite stacks: the multi-worker run over loopback and the
-# pytest plugin's own tests, which exercise no Keras difference.
+# training code (legacy mode and migrated), the optimizer, checkpoint (cross-class restores too) and equivalence tests,
+# the monitor, the run-time fallbacks migrated code calls, and the mirror of TF 2.4.0's own tests (tests/conformance).
+# Left to the full-suite stacks: the multi-worker run over loopback and the pytest plugin's own tests, which exercise
+# no Keras difference.
 CORE_TESTS = (
     "tests/optimizer/test_behaviour_equivalence.py",
     "tests/optimizer/test_codemod_promise.py",
     "tests/optimizer/test_configs.py",
+    "tests/optimizer/test_cross_restore.py",
     "tests/optimizer/test_equivalence.py",
     "tests/optimizer/test_equivalent_cli.py",
     "tests/optimizer/test_errors.py",
     "tests/optimizer/test_modern_equivalent.py",
     "tests/optimizer/test_normal_api_restore.py",
     "tests/optimizer/test_one_translation.py",
+    "tests/optimizer/test_raw_apply.py",
     "tests/optimizer/test_state.py",
     "tests/optimizer/test_tf24_lso_test_items.py",
     "tests/optimizer/test_training.py",
@@ -48,6 +51,8 @@ CORE_TESTS = (
     "tests/legacy/test_run_programs.py",
     "tests/migrate/test_migrated_examples.py",
     "tests/migrate/test_real_programs.py",
+    "tests/monitor",
+    "tests/test_runtime_fallbacks.py",
     "tests/test_stacks.py",
 )
 

@@ -72,6 +72,7 @@ def test_fit_logs_the_scale_and_every_skipped_step(kind):
         assert int(model.optimizer.skipped_steps) == 6
 
 
+@pytest.mark.tf_checkpoint
 def test_our_optimizer_counts_skips_in_a_checkpointed_variable_under_xla(tmp_path):
     optimizer, variable = OPTIMIZERS["ours"](), tf.Variable([1.0, 2.0])
 
@@ -141,7 +142,7 @@ def test_a_diverged_run_is_stopped_with_the_step_and_what_to_check(kind, caplog)
     model, history = fit(OPTIMIZERS[kind](), [monitor], bad_rows=range(0, 64, 8), epochs=5)
     assert model.stop_training
     assert len(history.history["loss"]) == 1  # stopped in the first of five epochs
-    step = int(model.optimizer.iterations)
+    step = int(model.optimizer.iterations.numpy())  # Keras <= 3.2's variables have no __int__
     assert step < 8
     assert f"Training stopped at step {step}" in monitor.stop_reason
     assert "learning rate" in monitor.stop_reason
