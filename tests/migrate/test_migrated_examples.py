@@ -75,7 +75,10 @@ def _env(target: str) -> dict:
 
 
 def _require(target: str) -> None:
-    """Skips unless the current stack runs `target`'s API."""
+    """Skips unless the current stack runs `target`'s API, or where another stack runs the same programs already."""
+    if target == "keras3" and os.environ.get("TF_USE_LEGACY_KERAS") == "1":
+        pytest.skip("a tf_keras stack: --target keras3 runs on this TensorFlow's Keras 3 stacks, whose newest Keras "
+                    "is the one installed here beside tf_keras (lossscale_compat/_stacks.py)")
     if _target_env(target) is None:
         needed = (
             "Keras 3 (tf.keras LossScaleOptimizer with scale_loss, e.g. TF 2.21)"
