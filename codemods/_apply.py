@@ -25,6 +25,7 @@ from ._edits import (
     FoldFactor,
     Keep,
     LayerPolicy,
+    MovedImport,
     NewAttr,
     NewCall,
     NewName,
@@ -37,6 +38,9 @@ from ._edits import (
 from ._facts import Facts
 from ._values import Expr, Unsafe, kwarg, restyle, restyle_aliases
 from .rules import optimizer
+
+_KEPT = object()
+"""The action of an import alias the plan has none for: it stays."""
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 _Line = TypeVar("_Line", cst.SimpleStatementLine, cst.SimpleStatementSuite)
@@ -147,7 +151,7 @@ def plan_removals(plan: Plan, facts: Facts) -> None:
         if (
             isinstance(statement, (cst.Import, cst.ImportFrom))
             and not isinstance(statement.names, cst.ImportStar)
-            and all(plan.import_actions.get(alias, "keep") is None for alias in statement.names)
+            and all(plan.import_actions.get(alias, _KEPT) is None for alias in statement.names)
             and isinstance(line, cst.SimpleStatementLine)
             and len(line.body) == 1
         ):
@@ -326,7 +330,7 @@ class Applier(cst.CSTTransformer):
         kept = [
             new
             for old, new in zip(original_node.names, updated_node.names)
-            if self.plan.import_actions.get(old, "keep") is not None
+            if self.plan.import_actions.get(old, _KEPT) is not None
         ]
         if len(kept) == len(updated_node.names):
             return updated_node
@@ -339,11 +343,11 @@ class Applier(cst.CSTTransformer):
     ) -> cst.ImportFrom | cst.RemovalSentinel:
         if isinstance(original_node.names, cst.ImportStar) or isinstance(updated_node.names, cst.ImportStar):
             return updated_node
-        actions = [self.plan.import_actions.get(alias, "keep") for alias in original_node.names]
-        if all(action == "keep" for action in actions):
+        actions = [self.plan.import_actions.get(alias, _KEPT) for alias in original_node.names]
+        if all(action is _KEPT for action in actions):
             return updated_node
-        kept = [alias for alias, action in zip(updated_node.names, actions) if action == "keep"]
-        moved = [action for action in actions if isinstance(action, tuple)]  # neither kept nor dropped
+        kept = [alias for alias, action in zip(updated_node.names, actions) if action is _KEPT]
+        moved = [action for action in actions if isinstance(action, MovedImport)]
         modules = {action[0] for action in moved}
         if not kept and len(modules) == 1:
             return _moved_whole(updated_node, modules.pop(), moved)
@@ -363,7 +367,7 @@ def _folded(call: cst.Call, inner: cst.BaseExpression, keyword: cst.Arg) -> cst.
     return inner.with_changes(lpar=call.lpar or inner.lpar, rpar=call.rpar or inner.rpar, args=args)
 
 
-def _moved_whole(statement: cst.ImportFrom, module: str, moved: Sequence[tuple[str, str, str]]) -> cst.ImportFrom:
+def _moved_whole(statement: cst.ImportFrom, module: str, moved: Sequence[MovedImport]) -> cst.ImportFrom:
     """`statement`, all of whose names move to `module`, as a from-import of it (each local name kept)."""
     names = [
         cst.ImportAlias(name=cst.Name(short), asname=None if local == short else cst.AsName(name=cst.Name(local)))

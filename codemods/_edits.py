@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Union
+from typing import NamedTuple, Optional, Union
 
 import libcst as cst
 
@@ -169,6 +169,18 @@ NodeEdit = Union[
 # ------------------------------------------------------------------ the plan: what the rules produce for one module
 
 
+class MovedImport(NamedTuple):
+    """A from-imported name that now comes from another module, under the same local name."""
+
+    module: str
+    name: str
+    local: str
+
+
+ImportAction = Optional[MovedImport]
+"""What happens to one import alias: None drops it, a `MovedImport` moves it; an alias with no action is kept."""
+
+
 @dataclasses.dataclass(eq=False)
 class Plan:
     """The rewrite the rules plan for one module, which the command applies; the facts stay as they were read."""
@@ -183,8 +195,8 @@ class Plan:
     """Lines that become `pass`, so that their block is not left empty."""
     carry: dict[cst.CSTNode, list[cst.EmptyLine]] = dataclasses.field(default_factory=dict)
     """Comments of removed lines, carried to the next kept statement (or a block's footer)."""
-    import_actions: dict[cst.ImportAlias, tuple[str, str, str] | None] = dataclasses.field(default_factory=dict)
-    """Per import alias: None to drop it, or (module, name, local name) to move it; absent to keep it."""
+    import_actions: dict[cst.ImportAlias, ImportAction] = dataclasses.field(default_factory=dict)
+    """Per import alias: None to drop it, a `MovedImport` to move it; absent to keep it."""
     needed_imports: list[tuple[str, str | None, str | None]] = dataclasses.field(default_factory=list)
     """Imports to add: (module, name or None, alias or None)."""
     warnings: list[tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=list)

@@ -10,7 +10,7 @@ import libcst as cst
 from lossscale_compat import _mapping
 
 from . import _warnings as w
-from ._edits import Keep, Plan, SiteEdit, new_name_of
+from ._edits import Keep, MovedImport, Plan, SiteEdit, new_name_of
 from ._facts import Facts
 from ._values import Expr, Unsafe, dotted_expression, full_name, root_of
 
@@ -75,7 +75,7 @@ def _to_module_fallback(
             return False
     module, _, short = _mapping.KERAS_EXPERIMENTAL_FALLBACK.rpartition(".")
     local = full_name(alias.asname.name if alias.asname is not None else alias.name) or short
-    plan.import_actions[alias] = (module, short, local)
+    plan.import_actions[alias] = MovedImport(module, short, local)
     return True
 
 
@@ -86,7 +86,7 @@ def plan_private_imports(facts: Facts, plan: Plan) -> None:
         for alias in statement.names:
             new_module, _, short = _mapping.PRIVATE_NAMES[f"{module}.{alias.evaluated_name}"].rpartition(".")
             local = alias.evaluated_alias or alias.evaluated_name
-            plan.import_actions[alias] = (new_module, short, local)
+            plan.import_actions[alias] = MovedImport(new_module, short, local)
         plan.warn(statement, w.PRIVATE_IMPORT_NOTE)
 
 
@@ -131,7 +131,7 @@ def plan_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> N
             local = name
             if alias.asname is None and short != name:
                 local = short if short not in facts.global_scope else name
-            plan.import_actions[alias] = (module, short, local)
+            plan.import_actions[alias] = MovedImport(module, short, local)
         elif alias is None and isinstance(statement, cst.Assign):  # a module alias made by assignment
             if qualified in _mapping.LEGACY_MODULES and not facts.is_suppressed(statement):
                 _drop_alias_if_unused(facts, plan, name, statement, decisions)
@@ -169,7 +169,7 @@ def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
         alias = facts.bindings[binding_name][2]
         action = plan.import_actions.get(alias) if alias is not None else None
         if action:
-            return cst.Name(action[2])
+            return cst.Name(action.local)
     candidates = _spellings(target, new)
     dotted = full_name(site) or ""
     root = dotted.split(".")[0]
