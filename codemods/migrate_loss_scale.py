@@ -146,6 +146,7 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
             for read in facts.other_scale_reads:
                 part = custom_loop.plan_other_scale_read(facts, read, self.plan.lso_calls, self.plan.shim_calls)
                 self.plan.add(part)
+            self.plan.add(custom_loop.plan_wrap_scale_reads(facts, facts.policy_scale_reads, self.plan))
 
 
 # TF 2.4 LossScaleOptimizer methods Keras 3's class does not have.

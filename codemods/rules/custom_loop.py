@@ -14,7 +14,7 @@ import libcst as cst
 
 from .. import _tf1
 from .. import _warnings as w
-from .._edits import FirstArgument, FixedFactor, NewAttr, Plan, ShimWrap, SiteEdit, Wrap
+from .._edits import FirstArgument, FixedFactor, FoldFactor, NewAttr, Plan, ShimWrap, SiteEdit, Wrap
 from .._facts import Facts
 from .._values import Expr, Unsafe, called_name_of, calls_in, has_comment, root_of
 from ..rules.optimizer import LOOP_SHIM
@@ -219,6 +219,18 @@ def plan_other_scale_read(
         return plan_scale_read(facts, read) if value not in on_shim else Plan()
     out = Plan()
     out.warn(read, w.SCALE_READ_NOT_PROVEN)
+    return out
+
+
+def plan_wrap_scale_reads(facts: Facts, reads: Sequence[cst.Attribute], plan: Plan) -> Plan:
+    """`x.loss_scale` on Keras 3 where `x`, whatever its name, is bound once to a wrap moved to Keras 3's class:
+    as for a receiver named like an optimizer (`plan_other_scale_read`). Reads of other names (a policy's, say) are
+    left to the policy rule, and a fixed scale folded into the inner optimizer is not such a wrap."""
+    out = Plan()
+    for read in reads:
+        value = facts.assigned_value(read.value) if isinstance(read.value, cst.Name) else None
+        if value is not None and value in plan.lso_calls and not isinstance(plan.replace.get(value), FoldFactor):
+            out.add(plan_other_scale_read(facts, read, plan.lso_calls, plan.shim_calls))
     return out
 
 

@@ -569,6 +569,37 @@ def test_loss_scale_read_on_keras_3s_optimizer_built_here_is_renamed():
     )
 
 
+@pytest.mark.parametrize("target, read", [("keras3", "dynamic_scale"), ("tf_keras", "loss_scale")])
+def test_loss_scale_read_of_any_name_bound_to_a_wrap_moved_to_keras_3s_class_is_renamed(target, read):
+    """Not only receivers named like an optimizer: a name bound once to the wrap is known to be Keras 3's class; a
+    policy's `loss_scale` beside it is the policy rule's (lossscale_compat's Policy keeps it)."""
+    new, codes = migrate(
+        """\
+        import tensorflow as tf
+        wrapped = tf.train.experimental.enable_mixed_precision_graph_rewrite(tf.keras.optimizers.SGD(0.1))
+        print(float(wrapped.loss_scale))
+        policy = tf.keras.mixed_precision.experimental.Policy('mixed_float16', loss_scale=128)
+        print(policy.loss_scale)
+        """,
+        target,
+    )
+    assert f"print(float(wrapped.{read}))" in new and "print(policy.loss_scale)" in new
+    assert (w.SCALE_READ_NOTE in codes) == (target == "keras3")
+
+
+def test_loss_scale_read_of_a_name_bound_to_a_fixed_factor_is_not_renamed():
+    """Keras 3's fixed scale is the inner optimizer's `loss_scale_factor`: no `dynamic_scale` there."""
+    new, _ = migrate(
+        """\
+        import tensorflow as tf
+        wrapped = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 128)
+        model.compile(optimizer=wrapped)
+        print(wrapped.loss_scale)
+        """
+    )
+    assert "dynamic_scale" not in new
+
+
 def test_loss_scale_read_in_a_file_with_only_a_tf24_loop_is_warned_on_keras3():
     source = """\
         def step(optimizer, loss):
