@@ -17,13 +17,21 @@ import tensorflow as tf
 
 from lossscale_compat import _flavour, _loss_scale, _optimizer
 from lossscale_compat._deprecation import quiet
-from lossscale_compat.legacy import _graph_rewrite, _keras_hooks, _policy
+from lossscale_compat.legacy import _graph_rewrite, _keras_hooks, _policy, _v1_optimizer
 
 
 def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") -> Any:
     """TF 2.4's `enable_mixed_precision_graph_rewrite`, choosing by the optimizer's kind when called, as TF 2.4 did."""
     if isinstance(opt, tf.compat.v1.train.Optimizer):
-        return tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt, _tensorflows(loss_scale))
+        ours = isinstance(loss_scale, _loss_scale.LossScale) and not isinstance(
+            loss_scale, tuple(_flavour.TF_LOSS_SCALE_CLASSES.values())
+        )
+        wrapped = tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt, 1 if ours else loss_scale)
+        if not ours:
+            return wrapped
+        # TF1's rewrite takes only TensorFlow's loss scales; legacy mode's subclass of its optimizer keeps and updates
+        # ours, as TF 2.4's kept the object it was given.
+        return _v1_optimizer.v1_loss_scale_optimizer(type(wrapped))(opt, loss_scale)
     with quiet():  # the call site was migrated on purpose; its note says why it stays
         return _graph_rewrite.enable_mixed_precision_graph_rewrite(opt, loss_scale)
 
@@ -32,26 +40,6 @@ def disable_mixed_precision_graph_rewrite() -> None:
     """TF 2.4's `disable_mixed_precision_graph_rewrite`, for a migrated file that uses the function as a value."""
     with quiet():
         _graph_rewrite.disable_mixed_precision_graph_rewrite()
-
-
-def _tensorflows(loss_scale: Any) -> Any:
-    """`loss_scale` as TF1's rewrite takes it: one of our loss scales becomes TensorFlow's own class, from its config.
-
-    TF1's rewrite accepts only TensorFlow's classes. The copy starts where ours was built to start (a fresh object,
-    as migrated code builds it just before the call); any other value is passed on for TensorFlow to check.
-    """
-    tensorflows = tuple(_flavour.TF_LOSS_SCALE_CLASSES.values())
-    if isinstance(loss_scale, tensorflows) or not isinstance(loss_scale, _loss_scale.LossScale):
-        return loss_scale
-    kind = type(loss_scale).__name__
-    if type(loss_scale) not in (_loss_scale.FixedLossScale, _loss_scale.DynamicLossScale):
-        raise TypeError(
-            f"A TF1 optimizer's graph rewrite takes TensorFlow's own loss scales, and {kind} is a subclass of "
-            "lossscale_compat's LossScale that cannot be rebuilt as one. Instead, pass 'dynamic', a number, or "
-            "tf.compat.v1.mixed_precision.FixedLossScale/DynamicLossScale(...)."
-        )
-    tensorflows_class: Any = _flavour.TF_LOSS_SCALE_CLASSES[kind]
-    return tensorflows_class.from_config(loss_scale.get_config())
 
 
 class Policy(_policy.Policy):

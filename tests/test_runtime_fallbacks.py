@@ -152,25 +152,18 @@ def test_keras_experimental_module_resolves_tf24s_names(global_policy):
         mixed_precision.DynamicLossScale  # noqa: B018 - TF 2.4's Keras module had no such name either
 
 
-def test_graph_rewrite_of_a_tf1_optimizer_takes_lossscale_compats_loss_scale_as_tensorflows(global_policy):
-    """A migrated file builds lossscale_compat's loss scale; TF1's rewrite accepts only TensorFlow's class, so the
-    fallback rebuilds it from its config."""
+@pytest.mark.parametrize("make", [lambda: lossscale_compat.DynamicLossScale(64, 10, 4),
+                                  lambda: type("Halving", (lossscale_compat.FixedLossScale,), {})(8)])
+def test_graph_rewrite_of_a_tf1_optimizer_keeps_lossscale_compats_loss_scale_object(make, global_policy):
+    """A migrated file builds lossscale_compat's loss scale; TF1's rewrite takes only TensorFlow's, so the fallback
+    wraps in legacy mode's subclass of TF1's optimizer, which keeps and updates the very object, as TF 2.4 did."""
     with tf.Graph().as_default():
-        opt = lossscale_compat.enable_mixed_precision_graph_rewrite(
-            tf.compat.v1.train.GradientDescentOptimizer(0.1), lossscale_compat.DynamicLossScale(64, 10, 4))
-        scale = opt._loss_scale  # TF1's MixedPrecisionLossScaleOptimizer keeps it here
-        assert type(scale) is tf.compat.v1.mixed_precision.DynamicLossScale
-        assert scale.get_config() == {"initial_loss_scale": 64, "increment_period": 10, "multiplier": 4}
+        loss_scale = make()
+        opt = lossscale_compat.enable_mixed_precision_graph_rewrite(tf.compat.v1.train.GradientDescentOptimizer(0.1),
+                                                                    loss_scale)
+        assert isinstance(opt, tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer)
+        assert opt._loss_scale is loss_scale  # TF1's optimizer keeps its loss scale here
         tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()
-
-
-def test_graph_rewrite_of_a_tf1_optimizer_refuses_a_custom_loss_scale_and_says_what_to_pass(global_policy):
-    class Halving(lossscale_compat.FixedLossScale):
-        pass
-
-    with tf.Graph().as_default(), pytest.raises(TypeError, match="Instead, pass 'dynamic', a number"):
-        lossscale_compat.enable_mixed_precision_graph_rewrite(tf.compat.v1.train.GradientDescentOptimizer(0.1),
-                                                              Halving(8))
 
 
 def test_graph_rewrite_of_a_keras_optimizer_takes_tensorflows_loss_scale(global_policy):

@@ -126,7 +126,7 @@ def test_graph_rewrite_fallback_keeps_a_literal_loss_scale(scale):
 @pytest.mark.parametrize(
     "scale, new_scale, codes",
     [
-        # a value known only at run time: the fallback rebuilds one of lossscale_compat's as TensorFlow's for TF1
+        # a value known only at run time: the fallback takes any loss scale for either kind of optimizer
         ("FLAGS.loss_scale", "FLAGS.loss_scale", [w.GRAPH_REWRITE_FALLBACK_NOTE]),
         # a loss-scale object built for it keeps TensorFlow's class, which both kinds of optimizer take
         (
