@@ -348,7 +348,7 @@ class Applier(cst.CSTTransformer):
             return updated_node
         kept = [alias for alias, action in zip(updated_node.names, actions) if action is _KEPT]
         moved = [action for action in actions if isinstance(action, MovedImport)]
-        modules = {action[0] for action in moved}
+        modules = {action.module for action in moved}
         if not kept and len(modules) == 1:
             return _moved_whole(updated_node, modules.pop(), moved)
         for module, short, local in moved:

@@ -12,8 +12,8 @@ from lossscale_compat import _mapping
 from .. import _warnings as w
 from .._edits import LayerPolicy, NewName, NewPolicy, SiteEdit
 from .._facts import Facts
-from .._values import Expr, has_comment, string_value
-from .site import Site
+from .._values import Expr, Unsafe, bind_args, has_comment, string_value
+from .site import PARAMETERS, Site
 
 _FLOAT16_POLICY = "mixed_float16"
 
@@ -64,13 +64,14 @@ def _alias_called_with_a_loss_scale(facts: Facts, node: Expr) -> bool:
     binding = facts.single_assignment(assign.targets[0].target)
     if binding is None:
         return True  # rebound: its calls cannot all be seen
+    params, required = PARAMETERS["policy"]
     for access in binding.references:
         call = facts.parent(access.node)
         if isinstance(call, cst.Call) and call.func is access.node:
-            positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-            if len(positional) > 1 or any(
-                arg.star or (arg.keyword is not None and arg.keyword.value == "loss_scale") for arg in call.args
-            ):
+            try:
+                if "loss_scale" in bind_args(call.args, params, required):
+                    return True
+            except Unsafe:  # `*args`, `**kwargs` or arguments TF 2.4's Policy did not take: not provably without
                 return True
     return False
 
