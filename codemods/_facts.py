@@ -181,7 +181,8 @@ class Facts(Reading):
     other_scale_reads: tuple[cst.Attribute, ...]
     """`<optimizer-like name>.loss_scale`."""
     policy_scale_reads: tuple[cst.Attribute, ...]
-    """`global_policy().loss_scale` and `<name>.loss_scale` of what may be a Policy."""
+    """`global_policy().loss_scale`, and `<name>.loss_scale` of a name not named like an optimizer: a Policy's, or a
+    wrap's bound to any name (`rules.custom_loop.plan_wrap_scale_reads`)."""
     config_reads: tuple[cst.Call, ...]
     """`<x>.get_config()` calls, compared in a regression test or not."""
     applies: tuple[cst.Call, ...]
