@@ -28,6 +28,7 @@ nox.options.sessions = [
     "lint",
     *(f"tests(stack='{stack.name}')" for stack in stacks.STACKS if stack.name not in stacks.NOT_YET_IN_CI),
     "codemod-libcst",
+    "example",  # the README's first command, on CI's clean clone: it must train as TF 2.4.0 did and write the plot
 ]
 ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
 # Each stack's results, for the support table (`nox -s support-table`).
@@ -159,7 +160,11 @@ def example(session: nox.Session) -> None:
     """Runs the bundled TF 2.4-era project unmodified and migrated on TF 2.21 beside TF 2.4.0, and plots the three."""
     env = install_stack(session, "tf221-keras3")
     session.install("matplotlib")
+    picture = Path("demo_loss_scale.png")  # the demo's default --plot
+    picture.unlink(missing_ok=True)
     session.run("python", "examples/demo.py", *session.posargs, env=env)
+    if not session.posargs and not picture.exists():
+        session.error(f"examples/demo.py wrote no plot at {picture.resolve()}")
 
 
 @nox.session(python="3.11", venv_backend=VENV_BACKEND)
