@@ -22,7 +22,8 @@ from . import _warnings as w
 EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
 EXIT_CODES_HELP = """exit codes:
   0  nothing left to do
-  1  changes pending (--diff/--check would change a file) or a site needs a person (any warning but a note)
+  1  changes pending: --diff/--check would change a file, or a site needs a person
+     (any warning but a note), also after --write
   2  a file could not be read, parsed or written, or a usage error"""
 _CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
 
