@@ -28,6 +28,7 @@ nox.options.sessions = [
     "lint",
     *(f"tests(stack='{stack.name}')" for stack in stacks.STACKS if stack.name not in stacks.NOT_YET_IN_CI),
     "codemod-libcst",
+    "example",  # the README's first command, on CI's clean clone: it must train as TF 2.4.0 did and write the plot
 ]
 ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
 # Each stack's results, for the support table (`nox -s support-table`).
@@ -97,8 +98,10 @@ def _record(session: nox.Session, stack: str, junit: Path, ran: str, env: dict) 
 
 @nox.session(name="support-table", python=False)
 def support_table(session: nox.Session) -> None:
-    """Adds the last run of each stack (build/matrix) to docs/support.json, and writes the support table from it into
-    docs/support.md and README.md."""
+    """Writes the support table in docs/support.md and README.md from the last run of each stack.
+
+    Adds each stack's last run (build/matrix) to docs/support.json first, and writes the table from that file.
+    """
     recorded = Path("docs/support.json")
     results = json.loads(recorded.read_text()) if recorded.exists() else {}
     results.update({path.stem: json.loads(path.read_text()) for path in RESULTS.glob("*.json")})
@@ -131,8 +134,11 @@ def libcst_oldest() -> str:
 @nox.session(python="3.11", name="codemod-libcst", venv_backend=VENV_BACKEND)
 @nox.parametrize("libcst", ["oldest", "newest"])
 def codemod_libcst(session: nox.Session, libcst: str) -> None:
-    """Runs the codemod tests, without TensorFlow, on the oldest libcst pyproject.toml allows and on the newest
-    release, which may be past pyproject's cap: when it passes there, raise the cap."""
+    """Runs the codemod tests without TensorFlow on the oldest libcst allowed, or on the newest release.
+
+    The oldest is pyproject.toml's lower bound; the newest may be past pyproject's cap: when it passes there, raise the
+    cap.
+    """
     session.install("-e", ".[test]")
     warnings = []
     if libcst == "oldest":
@@ -145,17 +151,38 @@ def codemod_libcst(session: nox.Session, libcst: str) -> None:
     session.run("pytest", *warnings, "tests/migrate", "tests/test_layers.py", *session.posargs, env=ENV)
 
 
+# The demo's plot, shown in the README and rewritten by `nox -s plot`.
+PLOT = "docs/img/demo_loss_scale.png"
+
+
 @nox.session(python="3.11", venv_backend=VENV_BACKEND)
 def example(session: nox.Session) -> None:
-    """Runs the bundled TF 2.4-era project unmodified and migrated on TF 2.21, side by side with TF 2.4.0."""
-    session.run("python", "examples/demo.py", *session.posargs, env=install_stack(session, "tf221-keras3"))
+    """Runs the bundled TF 2.4-era project unmodified and migrated on TF 2.21 beside TF 2.4.0, and plots the three."""
+    env = install_stack(session, "tf221-keras3")
+    session.install("matplotlib")
+    picture = Path("demo_loss_scale.png")  # the demo's default --plot
+    picture.unlink(missing_ok=True)
+    session.run("python", "examples/demo.py", *session.posargs, env=env)
+    if not session.posargs and not picture.exists():
+        session.error(f"examples/demo.py wrote no plot at {picture.resolve()}")
+
+
+@nox.session(python="3.11", venv_backend=VENV_BACKEND)
+def plot(session: nox.Session) -> None:
+    """Rewrites the README's picture (docs/img/demo_loss_scale.png) by running the demo."""
+    env = install_stack(session, "tf221-keras3")
+    session.install("matplotlib")
+    Path(PLOT).parent.mkdir(parents=True, exist_ok=True)
+    session.run("python", "examples/demo.py", "--plot", PLOT, *session.posargs, env=env)
 
 
 @nox.session(python="3.11", venv_backend=VENV_BACKEND)
 @nox.parametrize("stack", list(stacks.FULL_SUITE))
 def bench(session: nox.Session, stack: str) -> None:
-    """Prints our optimizer's step time over the native Keras one's, the behaviour check's time and legacy mode's
-    start-up cost, on one stack."""
+    """Prints the step-time overhead, the behaviour check's time and legacy mode's start-up cost on one stack.
+
+    The overhead is our optimizer's step time over the native Keras one's.
+    """
     env = install_stack(session, stack)
     session.run("python", "bench/optimizer_overhead.py", env=env)
     session.run("python", "bench/behaviour_equivalence.py", env=env)

@@ -16,10 +16,15 @@ from typing import NoReturn, TextIO
 
 from lossscale_compat._mapping import TARGETS
 
-from . import _files, _write
+from . import _annotate, _files, _write
 from . import _warnings as w
 
 EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
+EXIT_CODES_HELP = """exit codes:
+  0  nothing left to do
+  1  changes pending: --diff/--check would change a file, or a site needs a person
+     (any warning but a note), also after --write
+  2  a file could not be read, parsed or written, or a usage error"""
 _CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
 
 
@@ -43,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
         "migrate",
         help="rewrite TF 2.4 loss-scaling call sites",
         description="Rewrite TF 2.4 mixed-precision (loss scaling) code to the modern Keras API.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     migrate.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
     mode = migrate.add_mutually_exclusive_group()
@@ -75,6 +82,17 @@ def _parser() -> argparse.ArgumentParser:
         "--write-link-targets",
         action="store_true",
         help="with --write, also write files that a symbolic link points to outside the paths named",
+    )
+    comments = migrate.add_mutually_exclusive_group()
+    comments.add_argument(
+        "--annotate",
+        action="store_true",
+        help="also leave a `# lossscale-compat: CODE short text` comment on each line with a warning or note",
+    )
+    comments.add_argument(
+        "--strip-annotations",
+        action="store_true",
+        help="only remove the `# lossscale-compat:` comments (no migration), e.g. once their sites are resolved",
     )
     return parser
 
@@ -392,7 +410,12 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     if paths_error is not None:
         print(f"lossscale-compat: error: {paths_error}", file=stderr)
         return EXIT_ERROR
-    results = _migrate_paths(args.paths, args.stdin_filename, options)
+    if args.strip_annotations:
+        results = _stripped_paths(args.paths, args.stdin_filename, options)
+    else:
+        results = _migrate_paths(args.paths, args.stdin_filename, options)
+        if args.annotate:
+            _annotate_results(results)
     stdin_mode = args.paths == ["-"]
     if not stdin_mode and not args.write_link_targets:
         _refuse_outside_links(results, args.paths, mode)
@@ -410,6 +433,29 @@ def _migrate_paths(paths: Sequence[str], stdin_filename: str | None, options: _O
     tasks, order = _read_all(files, stdin_filename, options.target)
     done = {r.path: r for r in _process_many(tasks, options.target, min(options.jobs, max(len(tasks), 1)))}
     return results + [result if result is not None else done[shown] for shown, result in order]
+
+
+def _annotate_results(results: Sequence[_Result]) -> None:
+    """Adds each Python file's warnings to it as comments; a file that gains one becomes `changed`."""
+    for result in results:
+        if result.status in ("changed", "unchanged") and not result.notebook:
+            result.new = _annotate.annotate(result.new, [new for _, new in result.findings])
+            result.status = "changed" if result.new != result.old else result.status
+
+
+def _stripped_paths(paths: Sequence[str], stdin_filename: str | None, options: _Options) -> list[_Result]:
+    """Finds and reads the files under `paths`, and removes their annotations; nothing is migrated."""
+    files, results = _gather(paths, options.excludes, options.gitignore)
+    tasks, order = _read_all(files, stdin_filename, options.target)
+    read = dict(tasks)
+    for shown, result in order:
+        if result is None:
+            result = _Result(shown, "unchanged", read[shown], read[shown])
+        if result.status == "unchanged" and not result.notebook:
+            result.new = _annotate.strip(result.old)
+            result.status = "changed" if result.new != result.old else "unchanged"
+        results.append(result)
+    return results
 
 
 def _read_all(

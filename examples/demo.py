@@ -7,7 +7,8 @@ It runs examples/project/train.py three ways and prints the loss-scale trajector
 final losses side by side, then a one-line verdict (exit code 0 when all three agree):
   1. unmodified, through `lossscale-compat run`;
   2. migrated: a copy rewritten by `lossscale-compat migrate --write`, run with plain Python;
-  3. as TF 2.4.0 ran it, from the recorded golden.
+  3. as TF 2.4.0 ran it, from the recorded golden (examples/project/golden.json: recorded, not run live).
+It also writes the three loss-scale trajectories, skipped steps marked, as a PNG (needs matplotlib) and prints its path.
 """
 
 import argparse
@@ -30,6 +31,8 @@ KERAS3_PARTS_WITHOUT_SKIPS = ("fit",)
 # TensorFlow version: after n steps they may differ by n + 1 epsilons (docs/goldens.md says why).
 FLOAT16_EPSILON = 2.0 ** -10
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+# The columns and the plot's lines: what each one is.
+RECORDED, UNMODIFIED, MIGRATED = "TF 2.4.0 (recorded)", "unmodified (lossscale-compat run)", "migrated"
 
 
 def run_python(args, what, cwd=None):
@@ -91,7 +94,7 @@ def differences(golden, other, parts_without_skips=()):
 def show(results):
     """Prints the runs side by side."""
     names = list(results)
-    width = 18
+    width = max(len(name) for name in names) + 2
     for part in PARTS:
         print(f"\n{part.replace('_', ' ')}: loss scale after each step (* = step skipped)")
         print("step " + "".join(f"{name:>{width}}" for name in names))
@@ -107,26 +110,37 @@ def show(results):
 
 
 def plot(results, path):
-    """Writes the trajectories as a PNG where matplotlib is installed; returns the path or None."""
+    """Writes the trajectories as a PNG, skipped steps marked; returns the path, or None without matplotlib."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    figure, axes = plt.subplots(1, len(PARTS), figsize=(10, 3.6))
+    figure, axes = plt.subplots(1, len(PARTS), figsize=(11, 4.2))
+    # Three lines that should coincide: wide and pale, then narrower, then dotted on top, so all three stay visible.
+    styles = (dict(color="#c6c6c6", linewidth=8),
+              dict(color="#e6550d", linewidth=3, linestyle=(0, (4, 2))),
+              dict(color="#08306b", linewidth=1.2, linestyle=":", marker="o", markersize=3.5))
     for axis, part in zip(axes, PARTS):
-        for (name, run), style in zip(results.items(), ("o-", "s--", "x:")):
-            axis.plot(run[part]["loss_scale"], style, label=name)
-            skipped = run[part]["skipped"]
-            axis.plot(skipped, [run[part]["loss_scale"][s] for s in skipped], "rv", markersize=9)
+        for (name, run), style in zip(results.items(), styles):
+            axis.plot(run[part]["loss_scale"], label=name, drawstyle="steps-post", **style)
+        skipped = results[RECORDED][part]["skipped"]
+        for name, run in results.items():  # a skip where TF 2.4.0 had none would show as a lone marker
+            marks = [s for s in run[part]["skipped"] if name == RECORDED or s not in skipped]
+            axis.plot(marks, [run[part]["loss_scale"][s] for s in marks], "v", color="#de2d26", markersize=9,
+                      label="skipped step" if name == RECORDED else None)
         axis.set_yscale("log", base=2)
-        axis.set_title(f"{part.replace('_', ' ')} (red: skipped steps)")
+        axis.set_title(f"{part.replace('_', ' ')}: loss scale after each step")
         axis.set_xlabel("step")
         axis.set_ylabel("loss scale")
-    axes[0].legend()
-    figure.tight_layout()
-    figure.savefig(path)
+        axis.grid(True, alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    figure.suptitle("examples/project on today's TensorFlow, against TF 2.4.0: the three lines coincide")
+    figure.tight_layout(rect=(0, 0.08, 1, 1))
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
     return path
 
 
@@ -145,15 +159,20 @@ def main():
         print("wrote", os.path.relpath(GOLDEN))
         return 0
     with tempfile.TemporaryDirectory() as out_dir:
-        results = {"TF 2.4.0": load(GOLDEN), "run": run_unmodified(out_dir), "migrated": run_migrated(out_dir, args.target)}
+        results = {RECORDED: load(GOLDEN), UNMODIFIED: run_unmodified(out_dir),
+                   MIGRATED: run_migrated(out_dir, args.target)}
+    print(f"\n{RECORDED}: {os.path.relpath(GOLDEN)}, recorded on TensorFlow 2.4.0 by `examples/demo.py --record`, "
+          "not run live")
     show(results)
     where = plot(results, args.plot)
     if where:
-        print(f"\nplot of the trajectories: {os.path.abspath(where)}")
-    problems = [f"run: {p}" for p in differences(results["TF 2.4.0"], results["run"])]
+        print(f"\nplot of the loss-scale trajectories: {os.path.abspath(where)}")
+    else:
+        print("\nno plot written: matplotlib is not installed (pip install matplotlib, or run `nox -s example`)")
+    problems = [f"unmodified: {p}" for p in differences(results[RECORDED], results[UNMODIFIED])]
     keras3 = args.target == "keras3"
     without_skips = KERAS3_PARTS_WITHOUT_SKIPS if keras3 else ()
-    problems += [f"migrated: {p}" for p in differences(results["TF 2.4.0"], results["migrated"], without_skips)]
+    problems += [f"migrated: {p}" for p in differences(results[RECORDED], results[MIGRATED], without_skips)]
     if problems:
         print("\nverdict: DIFFERENT from TF 2.4.0\n  " + "\n  ".join(problems))
         return 1

@@ -20,7 +20,7 @@ EXIT_USAGE = 2
 
 
 def _usage() -> str:
-    lines = ["usage: lossscale-compat COMMAND [ARGS...]", "", "commands:"]
+    lines = ["usage: lossscale-compat [--version] COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<11} {help_}" for name, (_, help_) in COMMANDS.items()]
     return "\n".join(lines)
 
@@ -28,6 +28,11 @@ def _usage() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs one command; returns its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "--version":
+        from lossscale_compat import __version__
+
+        print(f"lossscale-compat {__version__}")
+        return 0
     if not args or args[0] in ("-h", "--help"):
         print(_usage(), file=sys.stdout if args else sys.stderr)
         return 0 if args else EXIT_USAGE

@@ -1,5 +1,7 @@
-"""The API reference lists every public name, as the code describes it."""
+"""The docs say what the code does: the API reference, the README's examples, extras and picture, nox's sessions."""
 
+import ast
+import re
 from pathlib import Path
 
 from lossscale_compat import _apidoc
@@ -21,3 +23,55 @@ def test_every_public_name_links_to_a_page_that_exists_and_mentions_it():
     for name in names:
         page = DOCS / _apidoc.DETAILS[name]
         assert f"`{name}" in page.read_text(encoding="utf-8") or f".{name}" in page.read_text(encoding="utf-8"), name
+
+
+README = DOCS.parent / "README.md"
+# A code block the README marks as run here: the marker line, then the block.
+RUNS = re.compile(r"<!-- runs: tests/test_docs.py -->\n```python\n(.*?)```", re.DOTALL)
+
+
+def test_the_readme_equivalence_examples_run_and_say_what_they_print(capsys):
+    """Runs the README's marked blocks in order, in one namespace, as a reader pasting them would."""
+    from lossscale_compat import _flavour
+
+    blocks = RUNS.findall(README.read_text(encoding="utf-8"))
+    assert len(blocks) == 2, "the README's two equivalence examples are marked `<!-- runs: tests/test_docs.py -->`"
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md (migrate, then check)", "exec"), namespace)
+    printed = capsys.readouterr().out
+    claimed = re.search(r'# Keras 3: "([^"]+)"', blocks[0]).group(1)
+    if not _flavour.has_keras3_loss_scaling():
+        assert printed == "\n"  # Keras 2's own class trains as TF 2.4's: no difference
+    elif "never advances" not in printed:  # Keras 3.0-3.6 differ at step 0 already (docs/equivalence.md)
+        assert claimed in printed and "does not count a skipped step" in printed, printed
+    exec(compile(blocks[1], "README.md (TF 2.4's numbers)", "exec"), namespace)  # its assertion must pass
+
+
+def test_the_readme_install_section_lists_every_extra():
+    import tomllib
+
+    extras = tomllib.loads((DOCS.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    install = README.read_text(encoding="utf-8").split("## Install", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in extras if f"`{name}`" not in install]
+    assert not missing, f"README's Install section does not list the extras {missing}"
+
+
+def test_the_readme_shows_the_committed_plot_that_nox_rewrites():
+    picture = re.search(r"!\[[^\]]+\]\(([^)]+\.png)\)", README.read_text(encoding="utf-8")).group(1)
+    assert (DOCS.parent / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f'PLOT = "{picture}"' in (DOCS.parent / "noxfile.py").read_text()
+
+
+def test_every_nox_session_docstring_starts_with_a_line_that_stands_alone():
+    """`nox --list` shows a session's first docstring line only: it must be a whole sentence."""
+    tree = ast.parse((DOCS.parent / "noxfile.py").read_text())
+    sessions = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any("session" in ast.unparse(decorator) for decorator in node.decorator_list)
+    ]
+    assert len(sessions) >= 8
+    for session in sessions:
+        lines = (ast.get_docstring(session, clean=False) or "").split("\n")
+        assert lines[0].endswith(".") and (len(lines) == 1 or not lines[1].strip()), (session.name, lines[:2])

@@ -48,6 +48,7 @@ CODEMOD_LAYERS = {
         "_doctable",
         "_files",
         "_write",
+        "_annotate",
     },
 }
 CODEMOD_ORDER = list(CODEMOD_LAYERS)

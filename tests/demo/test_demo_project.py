@@ -40,3 +40,20 @@ def test_the_comparison_names_what_differs(change):
         part["final_loss"] *= 1.5
     found = demo.differences(GOLDEN, other)
     assert len(found) == 1 and found[0].startswith("custom_loop: ")
+
+
+def test_the_demo_as_run_by_nox_prints_named_columns_writes_the_plot_and_prints_its_path(tmp_path):
+    """`nox -s example` runs `python examples/demo.py` with matplotlib installed, as this does."""
+    import subprocess
+
+    plot = tmp_path / "plot.png"
+    done = subprocess.run(
+        [sys.executable, demo.__file__, "--target", TARGET, "--plot", str(plot)],
+        env=demo.ENV, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    header = next(line for line in done.stdout.splitlines() if line.startswith("step "))
+    assert header.split()[1:] == " ".join([demo.RECORDED, demo.UNMODIFIED, demo.MIGRATED]).split()
+    assert f"{demo.RECORDED}: " in done.stdout and "recorded on TensorFlow 2.4.0" in done.stdout
+    assert f"plot of the loss-scale trajectories: {plot}\n" in done.stdout
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import sys
 import pytest
 
 from lossscale_compat.codemods import _warnings as w
+from lossscale_compat.codemods import cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LEGACY = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
@@ -235,3 +237,28 @@ def test_diff_counts_lines_as_python_does(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "@@ -1,3 +1,3 @@" in out  # a form feed is no line break: three lines, as `patch` counts them
     assert " # page\x0cbreak\n" in out
+
+
+def test_help_states_the_exit_codes(tmp_path):
+    done = run("--help", cwd=tmp_path)
+    assert done.returncode == 0
+    text = done.stdout.decode()
+    for code in (cli.EXIT_CLEAN, cli.EXIT_PENDING, cli.EXIT_ERROR):
+        assert re.search(rf"^  {code}  \w", text, re.MULTILINE), text
+    assert "changes pending" in text and "--annotate" in text and "--strip-annotations" in text
+
+
+def test_version_is_the_package_version_without_tensorflow(tmp_path):
+    import tomllib
+
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(
+        [sys.executable, "-m", "lossscale_compat", "--version"], cwd=tmp_path, capture_output=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as handle:
+        version = tomllib.load(handle)["project"]["version"]
+    assert done.stdout.decode() == f"lossscale-compat {version}\n"
+    code = "import sys, lossscale_compat.__main__ as m; m.main(['--version']); print('tensorflow' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, env=env, timeout=120)
+    assert loaded.stdout.decode().splitlines()[-1] == "False", loaded.stdout
