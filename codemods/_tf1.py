@@ -216,12 +216,13 @@ def _inside(facts: Facts, node: cst.CSTNode | None, ancestor: cst.CSTNode) -> bo
 
 
 def builds_shim_optimizer(facts: Facts) -> bool:
-    """Whether this module builds lossscale_compat's LossScaleOptimizer or KerasLossScaleOptimizer."""
+    """Whether this module names lossscale_compat's LossScaleOptimizer or KerasLossScaleOptimizer: a call, or the class
+    held as a value to be called elsewhere (`wrapper_class = lossscale_compat.KerasLossScaleOptimizer`)."""
     for node in facts.scanned:
-        if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
-            dotted = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
-            if dotted in ("LossScaleOptimizer", "KerasLossScaleOptimizer") and (
-                facts.qualified(node.func) & _mapping.SHIM_OPTIMIZERS
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            short = node.attr.value if isinstance(node, cst.Attribute) else node.value
+            if short in ("LossScaleOptimizer", "KerasLossScaleOptimizer") and (
+                facts.qualified(node) & _mapping.SHIM_OPTIMIZERS
             ):
                 return True
     return False
