@@ -39,6 +39,16 @@ def native_dynamic():
     return tf.keras.mixed_precision.LossScaleOptimizer(SGD(0.1))
 
 
+def native(form: str):
+    """The stack's own counterpart of one of `OURS`: a fixed scale is Keras 2's own fixed form; Keras 3 has none, so
+    there it is the bare inner optimizer, to which a fixed scale should add no conditional."""
+    if form.endswith("dynamic"):
+        return native_dynamic
+    if KERAS3:
+        return lambda: SGD(0.1)
+    return lambda: tf.keras.mixed_precision.LossScaleOptimizer(SGD(0.1), dynamic=False, initial_scale=128)
+
+
 @pytest.fixture(autouse=True)
 def mixed_float16():
     """Each step is built under mixed_float16; the policy and the graph rewrite are put back after."""
@@ -86,8 +96,7 @@ def tf24(key: str) -> int:
 def test_tf24_loop_is_gpu_clean_and_syncs_no_more_than_tf24(form):
     most = tf24(f"tf24 loop, {form}")
     if not KERAS3:  # Keras 2's own class runs TF 2.4's loop too
-        native = native_dynamic if form.endswith("dynamic") else lambda: SGD(0.1)
-        most = min(most, host_syncs(traced(audit_steps.tf24_loop, native)))
+        most = min(most, host_syncs(traced(audit_steps.tf24_loop, native(form))))
     assert problems(traced(audit_steps.tf24_loop, OURS[form]), most) == []
 
 
@@ -95,15 +104,13 @@ def test_tf24_loop_is_gpu_clean_and_syncs_no_more_than_tf24(form):
 @pytest.mark.parametrize("form", list(OURS))
 def test_keras3_loop_syncs_no_more_than_keras3s_own_class(form):
     """A fixed scale adds no conditional at all to the inner optimizer's step; a dynamic one no more than native's."""
-    native = native_dynamic if form.endswith("dynamic") else lambda: SGD(0.1)
-    most = host_syncs(traced(audit_steps.keras3_loop, native))
+    most = host_syncs(traced(audit_steps.keras3_loop, native(form)))
     assert problems(traced(audit_steps.keras3_loop, OURS[form]), most) == []
 
 
 @pytest.mark.parametrize("form", ["keras dynamic", "experimental fixed"])
 def test_fits_train_step_syncs_no_more_than_native_and_tf24(form):
-    native = native_dynamic if form.endswith("dynamic") else lambda: SGD(0.1)
-    most = min(tf24("fit, keras dynamic"), host_syncs(traced(audit_steps.fit_step, native)))
+    most = min(tf24(f"fit, {form}"), host_syncs(traced(audit_steps.fit_step, native(form))))
     assert problems(traced(audit_steps.fit_step, OURS[form]), most) == []
 
 

@@ -71,6 +71,7 @@ def main():
     # compile under mixed_float16 wraps SGD in the dynamic LossScaleOptimizer; fit runs train_step.
     data["fit, compile wrap"] = counted(audit_steps.fit_step)
     data["fit, keras dynamic"] = counted(audit_steps.fit_step, OPTIMIZERS["keras dynamic"])
+    data["fit, experimental fixed"] = counted(audit_steps.fit_step, OPTIMIZERS["experimental fixed"])
     data["tf24 loop, graph rewrite"] = graph_rewrite_step()
     tf24_recording.write_goldens("tf24_gpu_audit.json", "record_tf24_gpu_audit.py", {"steps": data})
 
