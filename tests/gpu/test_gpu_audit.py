@@ -179,9 +179,9 @@ def test_nested_function_bodies_are_walked_at_each_call_site():
     assert found.op_types["Mul"] == 2
 
 
-@pytest.mark.skipif(GPU_BUILD, reason="on the GPU build every kernel check runs in the audits above")
-def test_the_kernel_check_needs_the_gpu_build():
-    """Here (tensorflow-cpu) no GPU kernel is registered, so the check would report every GPU-only op: it is skipped
-    above, and run on the tf221-keras3-gpu stack (lossscale_compat/_stacks.py)."""
+@pytest.mark.skipif(GPU_BUILD, reason="on the GPU build the kernel check runs in every audit above")
+def test_on_tensorflow_cpu_the_kernel_check_finds_no_gpu_kernel_so_the_audits_skip_it():
+    """tensorflow-cpu registers no GPU kernel, so the check reports even a plain `Mul`: the audits above leave it to
+    the tf221-keras3-gpu stack (lossscale_compat/_stacks.py)."""
     graph_def = audit_steps.traced(tf, lambda x, y: tf.reduce_sum(x * y))
     assert any("Mul" in op for op in _step_audit.ops_without_gpu_kernel(graph_def))
