@@ -26,7 +26,7 @@ def _load_stacks():
 stacks = _load_stacks()
 nox.options.sessions = [
     "lint",
-    *(f"tests(stack='{stack.name}')" for stack in stacks.STACKS if stack.name not in stacks.NOT_YET_IN_CI),
+    *(f"tests(stack='{name}')" for name in stacks.STACKS_BY_NAME if name not in stacks.NOT_YET_IN_CI),
     "codemod-libcst",
     "example",  # the README's first command, on CI's clean clone: it must train as TF 2.4.0 did and write the plot
 ]
@@ -46,18 +46,21 @@ def install_stack(session: nox.Session, name: str, extras: str = "") -> dict:
 
 
 @nox.session(python="3.11", venv_backend=VENV_BACKEND)
-@nox.parametrize("stack", [stack.name for stack in stacks.STACKS])
+@nox.parametrize("stack", list(stacks.STACKS_BY_NAME))
 def tests(session: nox.Session, stack: str) -> None:
     """Runs the whole suite on the three main stacks, and the core tests (lossscale_compat/_stacks.py) on the rest."""
     env = install_stack(session, stack, "[test]")
     # Two pytest workers: CI has two cores, and most of a test's time is single-threaded Python.
-    selected = ["-n", "2"] + ([] if stacks.STACKS_BY_NAME[stack].full_suite else list(stacks.CORE_TESTS))
+    gpu_build = stacks.STACKS_BY_NAME[stack].gpu_build
+    core = stacks.GPU_BUILD_TESTS if gpu_build else stacks.CORE_TESTS
+    selected = ["-n", "2"] + ([] if stacks.STACKS_BY_NAME[stack].full_suite else list(core))
     if any(Path(arg.split("::")[0]).exists() for arg in session.posargs):  # tests named on the command line
         selected = []
     RESULTS.mkdir(parents=True, exist_ok=True)
     junit = RESULTS / f"{stack}.xml"
     junit.unlink(missing_ok=True)
     ran = "whole suite" if stacks.STACKS_BY_NAME[stack].full_suite else "core tests"
+    ran += " (the GPU build: tests/gpu and a few core tests)" if gpu_build else ""
     try:
         session.run("pytest", *selected, *session.posargs, f"--junitxml={junit}", env=env)
     finally:
@@ -206,6 +209,7 @@ def record_goldens(session: nox.Session) -> None:
     session.run("python", "tests/recorders/record_tf24_untraced_loop.py", env=ENV)
     session.run("python", "tests/recorders/record_tf24_cross_restore.py", env=ENV)
     session.run("python", "tests/recorders/record_tf24_conformance.py", env=ENV)
+    session.run("python", "tests/recorders/record_tf24_gpu_audit.py", env=ENV)
     session.run("python", "examples/tf24_custom_loop.py", "--record", env=ENV)
     session.run("python", "examples/tf24/record_goldens.py", env=ENV)
     session.run("python", "examples/demo.py", "--record", env=ENV)

@@ -5,6 +5,10 @@ on two models: a 2x512 MLP, where the matmuls dominate, and 60 Dense(16) layers 
 variables), where the optimizer's own per-variable work dominates.
 Ours runs TF 2.4's custom loop (get_scaled_loss -> get_unscaled_gradients -> apply_gradients); the
 native class runs its own stack's idiom. Run it on each stack: `nox -s bench`.
+
+Then, for each form of ours (dynamic and fixed, in TF 2.4's loop and, on Keras 3, in Keras 3's loop), the time ratio
+in tf.function beside the ops, conditionals and loops of one traced step, nested function bodies included
+(lossscale_compat/_step_audit.py): on a GPU each conditional or loop is a host sync per step.
 """
 
 import os
@@ -19,7 +23,7 @@ warnings.simplefilter("ignore")
 import tensorflow as tf  # noqa: E402
 
 import lossscale_compat  # noqa: E402
-from lossscale_compat import _flavour  # noqa: E402
+from lossscale_compat import _flavour, _step_audit  # noqa: E402
 
 KERAS3 = _flavour.has_keras3_loss_scaling()
 STEPS = {"eager": 30, "function": 200, "xla": 200}
@@ -51,18 +55,20 @@ def make_model(layers):
     return tf.keras.Sequential(layers())
 
 
-def make_step(model, optimizer, native):
+def make_step(model, optimizer, native, keras3_loop=None):
+    """One batch of TF 2.4's loop, or of Keras 3's (`scale_loss`) when `keras3_loop` (default: native on Keras 3)."""
     variables = model.trainable_variables
+    keras3_loop = (native and KERAS3) if keras3_loop is None else keras3_loop
 
     def step(x, y):
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(tf.square(model(x) - y))
-            if native and KERAS3:
+            if keras3_loop:
                 scaled = optimizer.scale_loss(loss)
             else:
                 scaled = optimizer.get_scaled_loss(loss)
         grads = tape.gradient(scaled, variables)
-        if not (native and KERAS3):
+        if not keras3_loop:
             grads = optimizer.get_unscaled_gradients(grads)
         optimizer.apply_gradients(zip(grads, variables))
         return loss
@@ -70,11 +76,23 @@ def make_step(model, optimizer, native):
     return step
 
 
-def graph_ops(step, x, y):
-    """Ops in one traced step, those of its nested functions (the skip branches) included."""
-    graph = step.get_concrete_function(x, y).graph
-    nested = sum(len(function.definition.node_def) for function in graph._functions.values())
-    return len(graph.get_operations()) + nested
+def counts(step, x, y):
+    """'ops/conditionals/loops' of one traced step, those of its nested functions (the skip branches) included."""
+    found = _step_audit.audit(step.get_concrete_function(x, y).graph.as_graph_def())
+    return f"{found.ops}/{found.conditionals}/{found.loops}"
+
+
+# Ours, each form and loop; the native class runs its own stack's idiom beside each.
+FORMS = {
+    "dynamic, TF 2.4 loop": (lambda inner: lossscale_compat.LossScaleOptimizer(inner, "dynamic"), False),
+    "fixed, TF 2.4 loop": (lambda inner: lossscale_compat.LossScaleOptimizer(inner, 128), False),
+}
+if KERAS3:
+    FORMS["dynamic, Keras 3 loop"] = (lambda inner: lossscale_compat.KerasLossScaleOptimizer(inner), True)
+    FORMS["fixed, Keras 3 loop"] = (
+        lambda inner: lossscale_compat.KerasLossScaleOptimizer(inner, dynamic=False, initial_scale=128),
+        True,
+    )
 
 
 def timed(step, x, y, steps):
@@ -114,6 +132,30 @@ def counter_cost(iterations=20_000):
     return max(times[True] - times[False], 0.0) / iterations
 
 
+def forms(model_name, layers, width):
+    """Each form of ours against native in tf.function: the time ratio beside ops/conditionals/loops per step."""
+    x = tf.random.stateless_normal((256, width), seed=(1, 2))
+    y = tf.random.stateless_normal((256, 1), seed=(3, 4))
+    runs = {}
+    for form, (make, keras3_loop) in {"native": (None, None), **FORMS}.items():
+        model = make_model(layers)
+        inner = tf.keras.optimizers.SGD(0.01, momentum=0.9)
+        optimizer = tf.keras.mixed_precision.LossScaleOptimizer(inner) if make is None else make(inner)
+        runs[form] = tf.function(make_step(model, optimizer, make is None, keras3_loop))
+        timed(runs[form], x, y, 5)
+    samples = {form: [] for form in runs}
+    for _ in range(REPEATS):
+        for form, step in runs.items():
+            samples[form].append(timed(step, x, y, STEPS["function"]))
+    native = statistics.median(samples["native"])
+    print(f"{model_name}, tf.function: ops/conditionals/loops per step, native {counts(runs['native'], x, y)}")
+    for form in FORMS:
+        print(
+            f"  {form:22s} ratio {statistics.median(samples[form]) / native:6.3f}   "
+            f"ops/conditionals/loops {counts(runs[form], x, y)}"
+        )
+
+
 def main():
     print(
         f"TensorFlow {tf.__version__}, Keras {'3' if KERAS3 else '2'} "
@@ -144,7 +186,7 @@ def main():
             native_time, ours_time = statistics.median(samples[True]), statistics.median(samples[False])
             ratios = sorted(ours / native for ours, native in zip(samples[False], samples[True]))
             ops = (
-                f"   ops/step native {graph_ops(runs[True], x, y)}, ours {graph_ops(runs[False], x, y)}"
+                f"   ops/conditionals/loops native {counts(runs[True], x, y)}, ours {counts(runs[False], x, y)}"
                 if (mode == "function")
                 else ""
             )
@@ -153,6 +195,8 @@ def main():
                 f"ours {ours_time * 1e3:8.3f} ms/step   ratio {ours_time / native_time:6.3f} "
                 f"(paired runs {ratios[0]:.3f}-{ratios[-1]:.3f}){ops}"
             )
+    for model_name, (layers, width) in MODELS.items():
+        forms(model_name, layers, width)
     extra = counter_cost()
     print(f"skipped-step count alone: {extra * 1e6:.2f} us per step (Keras 2 stacks add only this to the native step)")
     return 0

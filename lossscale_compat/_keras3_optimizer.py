@@ -306,14 +306,14 @@ class KerasLossScaleOptimizer(
             raise ValueError("apply_gradients() must be called in a replica context.")
         _strategy.check_strategy_supported()
         if not tf.distribute.has_strategy():
-            self._apply_or_skip(self._should_apply(grads), lambda: self._inner_apply(grads, trainable_variables))
+            self._apply_or_skip(grads, lambda: self._inner_apply(grads, trainable_variables))
             return
 
         def in_cross_replica(distribution: Any, grads: Any, summed: Any, trainable_variables: Any) -> None:
             def apply_each_replica() -> None:
                 distribution.extended.call_for_each_replica(self._inner_apply, args=(summed, trainable_variables))
 
-            self._apply_or_skip(self._should_apply(grads), apply_each_replica)
+            self._apply_or_skip(grads, apply_each_replica)
 
         summed = grads if _flavour.optimizer_sums_replica_gradients() else _sum_over_replicas(grads)
         tf.distribute.get_replica_context().merge_call(in_cross_replica, args=(grads, summed, trainable_variables))
@@ -328,23 +328,28 @@ class KerasLossScaleOptimizer(
         else:
             inner.apply_gradients(list(zip(grads, trainable_variables)))
 
-    def _should_apply(self, grads: list) -> Any:
-        """Updates the scale from `grads`; returns the Python True for a fixed scale, else a bool tensor."""
-        if self._state is None:
-            return True
-        return self._state.update(grads)[1]
+    def _apply_or_skip(self, grads: list, apply: Callable[[], None]) -> None:
+        """Updates the scale from `grads` and applies them, or skips the step when one is not finite.
 
-    def _apply_or_skip(self, should_apply: Any, apply: Callable[[], None]) -> None:
-        if should_apply is True:
+        The scale's update and the step share one conditional on finiteness, as in Keras 3's own class: on a GPU
+        each conditional reads its predicate on the host, so one fewer is one fewer sync per step.
+        """
+        state = self._state
+        if state is None:  # a fixed scale: every step applies
             apply()
             return
 
+        def apply_finite() -> None:
+            state._update_finite()
+            apply()
+
         def skip() -> None:
+            state._update_non_finite()
             # TF 2.4 counted a skipped step; Keras 3 does not.
             self.inner_optimizer.iterations.assign_add(1)
             self._skipped_steps.assign_add(1)
 
-        tf.cond(should_apply, apply, skip)
+        tf.cond(_loss_scale.all_replicas_finite(grads), apply_finite, skip)
 
     # --- configs -------------------------------------------------------------------------------
 

@@ -188,7 +188,7 @@ class DynamicLossScale(LossScale):
 
     def update(self, grads: Any) -> tuple[Any, tf.Tensor]:
         """Adjusts the scale from `grads`; returns `(update_op, should_apply)` with a bool tensor."""
-        is_finite = _all_replicas_finite(grads)
+        is_finite = all_replicas_finite(grads)
         return self._apply(is_finite), is_finite
 
     def _assignable_state(self) -> tuple[Any, Any]:
@@ -196,27 +196,28 @@ class DynamicLossScale(LossScale):
         return self._current_loss_scale, self._num_good_steps
 
     def _apply(self, is_finite: tf.Tensor) -> Any:
+        return tf.cond(is_finite, self._update_finite, self._update_non_finite)
+
+    def _update_finite(self) -> Any:
+        """The update of a finite step: grow after `increment_period` good steps, else count one more."""
         scale, good_steps = self._assignable_state()
 
         def grow() -> Any:
             grown = scale * self._multiplier
-            return tf.group(
-                tf.cond(tf.math.is_finite(grown), lambda: tf.group(scale.assign(grown)), tf.no_op),
-                good_steps.assign(0),
-            )
+            # An overflowing growth keeps the scale: selected, not branched on, so it costs no conditional.
+            return tf.group(scale.assign(tf.where(tf.math.is_finite(grown), grown, scale)), good_steps.assign(0))
 
         def count() -> Any:
             counted = good_steps.assign_add(1)
             # In eager, TF 2.4 returned the counter's assign result here and None on the other paths.
             return counted if tf.executing_eagerly() else tf.group(counted)
 
-        def on_finite() -> Any:
-            return tf.cond(good_steps + 1 >= self._increment_period, grow, count)
+        return tf.cond(good_steps + 1 >= self._increment_period, grow, count)
 
-        def on_non_finite() -> Any:
-            return tf.group(good_steps.assign(0), scale.assign(tf.maximum(scale / self._multiplier, 1.0)))
-
-        return tf.cond(is_finite, on_finite, on_non_finite)
+    def _update_non_finite(self) -> Any:
+        """The update of a non-finite step: halve the scale (never below 1) and restart the count."""
+        scale, good_steps = self._assignable_state()
+        return tf.group(good_steps.assign(0), scale.assign(tf.maximum(scale / self._multiplier, 1.0)))
 
     def __repr__(self) -> str:
         settings = (
@@ -254,7 +255,7 @@ def _is_finite(grads: Any) -> tf.Tensor:
     return tf.reduce_all([tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g))) for g in tensors])
 
 
-def _all_replicas_finite(grads: Any) -> tf.Tensor:
+def all_replicas_finite(grads: Any) -> tf.Tensor:
     """The finiteness vote: on every replica, when a strategy is active."""
     has_strategy, cross_replica = _flavour.distribution_context()
     if not has_strategy:

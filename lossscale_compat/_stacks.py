@@ -74,11 +74,12 @@ class Stack:
     tensorflow: str
     keras: str  # the exact Keras release; for `tf_keras`, the tf-keras release series
     tf_keras: bool
+    gpu_build: bool = False  # `tensorflow` (its GPU kernels registered) rather than `tensorflow-cpu`
 
     @property
     def requirements(self) -> list[str]:
         """The pip requirements that install this stack."""
-        tensorflow = f"tensorflow-cpu=={self.tensorflow}.*"
+        tensorflow = f"{'tensorflow' if self.gpu_build else 'tensorflow-cpu'}=={self.tensorflow}.*"
         if self.tf_keras:
             return [tensorflow, f"tf-keras=={self.tensorflow}.*"]
         return [tensorflow, f"keras=={self.keras}"]
@@ -134,7 +135,19 @@ def _release(version: str) -> tuple[int, ...]:
 
 
 STACKS: tuple[Stack, ...] = tuple(stack for minor, pins in TENSORFLOW.items() for stack in _stacks_of(minor, *pins))
-STACKS_BY_NAME: dict[str, Stack] = {stack.name: stack for stack in STACKS}
+
+# The GPU build of TensorFlow, which most Linux users install: it registers its GPU kernels on a machine without a GPU,
+# so tests/gpu audits every op of each public train step against them. It runs `GPU_BUILD_TESTS`, and appears in the
+# support table once a run of it is recorded.
+GPU_BUILD_STACKS: tuple[Stack, ...] = (Stack("tf221-keras3-gpu", "2.21", "3.15.1", False, gpu_build=True),)
+GPU_BUILD_TESTS = (
+    "tests/gpu",
+    "tests/optimizer/test_training.py",
+    "tests/optimizer/test_tf24_lso_test_items.py",
+    "tests/loss_scale/test_checkpoint.py",
+    "tests/test_stacks.py",
+)
+STACKS_BY_NAME: dict[str, Stack] = {stack.name: stack for stack in (*STACKS, *GPU_BUILD_STACKS)}
 
 
 def tested_range(keras_2: bool) -> dict[str, tuple[str, str]]:
@@ -201,7 +214,7 @@ def support_table(results: dict[str, dict]) -> str:
         "| stack | TensorFlow | Keras | what ran | result | commit |",
         "|---|---|---|---|---|---|",
     ]
-    for stack in STACKS:
+    for stack in (*STACKS, *(stack for stack in GPU_BUILD_STACKS if stack.name in results)):
         record = results.get(stack.name)
         if record is None:
             rows.append(f"| `{stack.name}` | {stack.tensorflow} | {stack.keras_label} | not run | | |")

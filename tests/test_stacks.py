@@ -61,6 +61,23 @@ def test_every_core_test_path_exists():
     assert [path for path in _stacks.CORE_TESTS if not (root / path).exists()] == []
 
 
+def test_the_gpu_build_stack_installs_tensorflow_not_tensorflow_cpu_and_runs_tests_that_exist():
+    root = Path(__file__).resolve().parents[1]
+    for stack in _stacks.GPU_BUILD_STACKS:
+        assert _stacks.STACKS_BY_NAME[stack.name] is stack and stack not in _stacks.STACKS
+        assert stack.requirements == [f"tensorflow=={stack.tensorflow}.*", f"keras=={stack.keras}"]
+    assert "tests/gpu" in _stacks.GPU_BUILD_TESTS
+    assert [path for path in _stacks.GPU_BUILD_TESTS if not (root / path).exists()] == []
+
+
+def test_the_gpu_build_stack_joins_the_table_once_recorded():
+    stack = _stacks.GPU_BUILD_STACKS[0]
+    assert f"`{stack.name}`" not in _stacks.support_table({})
+    record = {"ran": "core tests", "versions": {"tensorflow": "2.21.0", "keras": "3.15.1"}, "passed": 1, "failed": 0,
+              "skipped": 0, "xfailed": 0}
+    assert f"| `{stack.name}` | 2.21.0 | Keras 3.15.1 | core tests |" in _stacks.support_table({stack.name: record})
+
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
