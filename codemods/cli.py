@@ -146,7 +146,7 @@ def _process(path: str, data: bytes, target: str) -> _Result:
 
             result = migrate_source(data, target, path)
     except MemoryError:
-        return _failed(path, data, "it ran out of the memory that --max-memory allows")
+        raise  # the worker's to report, with --max-memory
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return _Result(path, "error", data, data, error=f"internal error: {type(error).__name__}: {error}")
     if result.new_findings is not None:
@@ -168,7 +168,10 @@ def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, limits
 
 
 def _process_in_worker(target: str, path: str, data: bytes) -> _Result:
-    return _process(path, data, target)
+    try:
+        return _process(path, data, target)
+    except MemoryError:
+        return _failed(path, data, "it ran out of the memory that --max-memory allows")
 
 
 def _failed(path: str, data: bytes, cause: str) -> _Result:
