@@ -161,8 +161,8 @@ def _undecodable(data: bytes) -> str | None:
 
 
 _VALID_BUT_DEEP = (
-    "It is valid Python (Python's own parser reads it), but libcst's parser cannot handle expressions nested or "
-    "chained this deeply. Instead, split the deepest expression into several statements, or migrate the file by hand"
+    "It is valid Python (Python's own parser reads it), but libcst, which the codemod reads it with, cannot handle "
+    "expressions nested or chained this deeply. Instead, split the deepest expression into several statements, or migrate the file by hand"
 )
 
 
@@ -265,7 +265,9 @@ def _migrate_parsable(data: bytes, target: str, path: str) -> FileResult:
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as error:
         return FileResult(path, "error", data, data, error=f"cannot parse: {parse_error(data, error)}")
     except RecursionError:
-        return FileResult(path, "error", data, data, error=f"cannot parse: the file nests too deeply. {_VALID_BUT_DEEP}")
+        return FileResult(
+            path, "error", data, data, error=f"cannot parse: the file nests too deeply. {_VALID_BUT_DEEP}"
+        )
     if new == printed:
         return FileResult(path, "unchanged", data, data, findings)
     if printed != data:

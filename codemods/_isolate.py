@@ -72,7 +72,7 @@ def _bound_memory(limit: int) -> None:
     try:
         import resource
 
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))

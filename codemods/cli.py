@@ -75,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_MAX_MEMORY,
         metavar="MB",
-        help=f"memory a worker may use for one file; a file needing more is reported (default: {DEFAULT_MAX_MEMORY}; 0: no bound)",
+        help=f"memory a worker may use for one file; a file needing more is reported (default: {DEFAULT_MAX_MEMORY}; "
+        "0: no bound)",
     )
     migrate.add_argument(
         "--max-file-size",
@@ -350,7 +351,11 @@ class _Options:
 
 def _limits(args: argparse.Namespace) -> tuple[_isolate.Limits, int]:
     """The per-file bounds and the largest file size in bytes; raises ValueError for a negative one."""
-    for flag, value in (("--timeout", args.timeout), ("--max-memory", args.max_memory), ("--max-file-size", args.max_file_size)):
+    for flag, value in (
+        ("--timeout", args.timeout),
+        ("--max-memory", args.max_memory),
+        ("--max-file-size", args.max_file_size),
+    ):
         if not value >= 0:  # also NaN
             raise ValueError(f"{flag} must be 0 (no bound) or more, got {value}")
     return _isolate.Limits(args.timeout, args.max_memory << 20), int(args.max_file_size * (1 << 20))
@@ -377,7 +382,10 @@ def _options(args: argparse.Namespace, stderr: TextIO) -> _Options:
 def _paths_error(paths: Sequence[str], stdin_filename: str | None) -> str | None:
     """Says what is wrong with the paths given, or None."""
     if stdin_filename is not None and paths != ["-"]:
-        return "--stdin-filename names what is read from -, and - is not among the paths. Instead, pass - as the only path, or leave --stdin-filename out"
+        return (
+            "--stdin-filename names what is read from -, and - is not among the paths. Instead, pass - as the only "
+            "path, or leave --stdin-filename out"
+        )
     if not paths:
         return "no paths given. Instead, pass files, directories or -."
     if paths.count("-") > 1 or ("-" in paths and len(paths) > 1):
@@ -567,7 +575,9 @@ def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -
                     result.status, result.error = "error", f"cannot write: {error.strerror or error}"
                     continue
                 written.append(result.path)
-                stderr.write(f"migrated: {_output.name(result.path)}\n")  # now, so that a run killed later leaves a record
+                stderr.write(
+                    f"migrated: {_output.name(result.path)}\n"
+                )  # now, so that a run killed later leaves a record
                 stderr.flush()
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -663,11 +673,14 @@ def _warning_line(path: str, warning: dict, out_format: str) -> str:
     cell = warning.get("cell")
     place = f"[cell {cell}]" if cell is not None else ""
     if out_format != "github":
-        return f"{_output.name(path)}{place}:{warning['line']}:{warning['col']}: {warning['code']} {warning['message']}\n"
+        return (
+            f"{_output.name(path)}{place}:{warning['line']}:{warning['col']}: {warning['code']} {warning['message']}\n"
+        )
     level = "notice" if warning["code"] in w.NOTE_CODES else "warning"
     file, title = _output.prop(path), _output.prop(warning["code"])
     if cell is None:
-        return f"::{level} file={file},line={warning['line']},col={warning['col']},title={title}::{_output.data(warning['message'])}\n"
+        where = f"line={warning['line']},col={warning['col']}"
+        return f"::{level} file={file},{where},title={title}::{_output.data(warning['message'])}\n"
     # a line of the notebook's JSON would point at the wrong place: say it in the text
     where = f"{path}{place}:{warning['line']}:{warning['col']}"
     return f"::{level} file={file},title={title}::{_output.data(f'{where}: ' + warning['message'])}\n"

@@ -135,7 +135,11 @@ def test_stdin_that_crashes_the_parser_is_echoed_back_unchanged(tmp_path):
     env = dict(os.environ, PYTHONPATH=REPO)
     done = subprocess.run(
         [sys.executable, "-m", "lossscale_compat", "migrate", "--write", "-"],
-        input=data, capture_output=True, env=env, timeout=300, cwd=tmp_path,
+        input=data,
+        capture_output=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
     )
     assert done.returncode == 2, done.stderr
     assert done.stdout == data
@@ -228,7 +232,10 @@ def test_a_closed_stdout_ends_quietly(tmp_path):
     env = dict(os.environ, PYTHONPATH=REPO)
     with subprocess.Popen(
         [sys.executable, "-m", "lossscale_compat", "migrate", "--diff", "-j", "1", "."],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     ) as process:
         process.stdout.readline(), process.stdout.readline()  # as `| head -2`
         process.stdout.close()
@@ -242,7 +249,10 @@ def test_a_stdout_that_cannot_encode_a_file_name_escapes_it(tmp_path):
     env = dict(os.environ, PYTHONPATH=REPO, PYTHONIOENCODING="ascii")
     done = subprocess.run(
         [sys.executable, "-m", "lossscale_compat", "migrate", "--check", "."],
-        cwd=tmp_path, env=env, capture_output=True, timeout=120,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=120,
     )
     assert done.returncode == 1, done.stderr
     assert b"Traceback" not in done.stderr
@@ -253,7 +263,9 @@ def test_a_stdout_that_cannot_encode_a_file_name_escapes_it(tmp_path):
 
 
 def _notebook(*sources):
-    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s} for s in sources]
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s} for s in sources
+    ]
     return (json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n").encode()
 
 
@@ -284,7 +296,11 @@ def test_a_file_over_max_file_size_is_refused_and_stdin_echoed(tmp_path):
     env = dict(os.environ, PYTHONPATH=REPO)
     echoed = subprocess.run(
         [sys.executable, "-m", "lossscale_compat", "migrate", "--write", "-"],
-        input=big, capture_output=True, env=env, timeout=120, cwd=tmp_path,
+        input=big,
+        capture_output=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert echoed.returncode == 2 and echoed.stdout == big
 
@@ -314,7 +330,10 @@ def test_sigint_to_the_run_alone_ends_it_with_workers_busy(tmp_path):
     env = dict(os.environ, PYTHONPATH=REPO)
     with subprocess.Popen(
         [sys.executable, "-m", "lossscale_compat", "migrate", "--check", "-j", "2", "."],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     ) as process:
         try:
             time.sleep(3)
