@@ -162,7 +162,8 @@ def _undecodable(data: bytes) -> str | None:
 
 _VALID_BUT_DEEP = (
     "It is valid Python (Python's own parser reads it), but libcst, which the codemod reads it with, cannot handle "
-    "expressions nested or chained this deeply. Instead, split the deepest expression into several statements, or migrate the file by hand"
+    "expressions nested or chained this deeply. Instead, split the deepest expression into several statements, "
+    "or migrate the file by hand"
 )
 
 

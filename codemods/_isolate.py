@@ -82,7 +82,10 @@ def _bound_memory(limit: int) -> None:
 
 def _serve(conn: Any, work: Callable[[str, bytes], Any], parent: int, memory: int) -> None:
     """A worker's loop: receives (index, path, bytes), sends back (index, result), until it receives None."""
+    import faulthandler
+
     _die_with_parent(parent)
+    faulthandler.disable()  # a crash is reported by the run, with the file's name; no dump of this process
     _bound_memory(memory)
     while True:
         try:

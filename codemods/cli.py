@@ -21,7 +21,7 @@ from . import _files, _isolate, _output, _write
 from . import _warnings as w
 
 EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
-DEFAULT_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_FILE_SIZE = 120.0, 4096, 2.0  # seconds, MB, MB (docs/codemod.md)
+DEFAULT_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_FILE_SIZE = 120.0, 4096, 1.0  # seconds, MB, MB (docs/codemod.md)
 _CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
 
 
@@ -488,8 +488,8 @@ def _too_big(shown: str, data: bytes, max_size: int) -> str | None:
         return None
     return (
         f"not migrated: the file is {len(data) / (1 << 20):.1f} MB, over --max-file-size ({max_size / (1 << 20):g} "
-        "MB); parsing it would need about 0.7 GB of memory per MB. Instead, split the file, or pass a larger "
-        "--max-file-size (and --max-memory) to migrate it"
+        "MB); parsing it would need up to 1.5 GB of memory and a minute per MB. Instead, split the file, or pass "
+        "a larger --max-file-size (and --max-memory) to migrate it"
     )
 
 

@@ -291,7 +291,7 @@ def test_a_file_over_max_file_size_is_refused_and_stdin_echoed(tmp_path):
     (tmp_path / "big.py").write_bytes(big)
     done = run("--write", "big.py", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert b"big.py: error: not migrated: the file is 2.9 MB, over --max-file-size (2 MB)" in done.stderr
+    assert b"big.py: error: not migrated: the file is 2.9 MB, over --max-file-size (1 MB)" in done.stderr
     assert (tmp_path / "big.py").read_bytes() == big
     env = dict(os.environ, PYTHONPATH=REPO)
     echoed = subprocess.run(
