@@ -48,6 +48,8 @@ CODEMOD_LAYERS = {
         "_doctable",
         "_files",
         "_write",
+        "_isolate",
+        "_output",
     },
 }
 CODEMOD_ORDER = list(CODEMOD_LAYERS)
