@@ -535,8 +535,8 @@ def _refuse_outside_links(results: Sequence[_Result], named: Sequence[str], mode
         if result.status == "changed" and not _write.inside(real, roots):
             result.status = "error"
             result.error = (
-                f"{verb}: a symbolic link to {real}, outside the paths named. Instead, name that file, or pass "
-                "--write-link-targets to write through the link."
+                f"{verb}: a symbolic link to {_output.name(real)}, outside the paths named. Instead, name that file, "
+                "or pass --write-link-targets to write through the link."
             )
 
 
