@@ -164,11 +164,19 @@ class Pool(Generic[R]):
             while pending or any(w.task is not None for w in workers):
                 while pending and len(workers) < min(self._jobs, len(tasks)):
                     workers.append(_Worker(self._context, self._work, self._limits))
-                for worker in workers:
+                for worker in list(workers):
                     if worker.task is None and pending:
                         index = pending.pop()
-                        worker.give(index, *tasks[index], self._limits.timeout)
-                self._wait(workers, tasks, results)
+                        try:
+                            worker.give(index, *tasks[index], self._limits.timeout)
+                        except OSError:  # the worker died while idle (killed from outside)
+                            worker.kill()
+                            workers.remove(worker)
+                            results[index] = self._failed(
+                                *tasks[index], crash_cause(worker.process.exitcode, self._limits)
+                            )
+                if any(w.task is not None for w in workers):
+                    self._wait(workers, tasks, results)
         finally:
             for worker in workers:
                 worker.kill()
