@@ -324,6 +324,20 @@ def test_sigterm_right_after_a_write_still_lists_the_file(tmp_path, monkeypatch,
     assert f"migrated: {tmp_path / 'a.py'}" in capsys.readouterr().err
 
 
+def _wait_for_workers(pid):
+    """Returns once the process `pid` has started a child (Linux), or after a few seconds elsewhere."""
+    children = f"/proc/{pid}/task/{pid}/children"
+    if not os.path.exists(children):
+        time.sleep(5)
+        return
+    for _ in range(600):
+        with open(children) as handle:
+            if handle.read().split():
+                time.sleep(0.5)  # the worker has a file
+                return
+        time.sleep(0.1)
+
+
 def test_sigint_to_the_run_alone_ends_it_with_workers_busy(tmp_path):
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_bytes(LEGACY * 10_000)  # many seconds of work each
@@ -336,7 +350,7 @@ def test_sigint_to_the_run_alone_ends_it_with_workers_busy(tmp_path):
         stderr=subprocess.PIPE,
     ) as process:
         try:
-            time.sleep(3)
+            _wait_for_workers(process.pid)
             process.send_signal(signal.SIGINT)  # the parent only, not its process group
             _, err = process.communicate(timeout=30)  # a hang guard: the run took 84 s before
         finally:
