@@ -160,6 +160,45 @@ def _undecodable(data: bytes) -> str | None:
     return None
 
 
+_VALID_BUT_DEEP = (
+    "It is valid Python (Python's own parser reads it), but libcst, which the codemod reads it with, cannot handle "
+    "expressions nested or chained this deeply. Instead, split the deepest expression into several statements, "
+    "or migrate the file by hand"
+)
+
+
+def too_deep(data: bytes) -> str | None:
+    """Says why `data` is refused before libcst parses it, or returns None.
+
+    libcst's native parser overflows its stack (SIGSEGV) on expressions nested or chained thousands deep
+    (brackets, `a.b.b...`, `1 + 1 + ...`). Python's own parser refuses them cleanly, and first: more than
+    200 open brackets (`too many nested parentheses`), or a tree too deep to build (RecursionError).
+    """
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(data)
+    except SyntaxError as error:
+        if "too many nested" not in str(error.msg):
+            return None  # libcst reports it, with Python's message
+        return (
+            f"cannot parse: line {error.lineno}: {error.msg}: Python rejects this file, and libcst's parser would "
+            "crash on it, so it was left alone. Instead, nest fewer brackets (Python allows 200)"
+        )
+    except (RecursionError, MemoryError):
+        return (
+            "cannot parse: an expression is nested or chained too deeply for Python's own parser (RecursionError), "
+            "and libcst's parser would crash on it, so it was left alone. Instead, split the deepest expression "
+            "into several statements"
+        )
+    except (ValueError, UnicodeError, LookupError):
+        return None
+    return None
+
+
 def nul_error(data: bytes) -> str | None:
     """Returns a message if `data` holds a NUL byte, which Python rejects anywhere in a source file."""
     at = data.find(b"\0")
@@ -219,12 +258,17 @@ def _migrate_parsable(data: bytes, target: str, path: str) -> FileResult:
     nul = nul_error(data)
     if nul:
         return FileResult(path, "error", data, data, error=nul)
+    deep = too_deep(data)
+    if deep:
+        return FileResult(path, "error", data, data, error=deep)
     try:
         printed, new, findings = transform_code(data, target, path)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as error:
         return FileResult(path, "error", data, data, error=f"cannot parse: {parse_error(data, error)}")
     except RecursionError:
-        return FileResult(path, "error", data, data, error="cannot parse: the file nests too deeply")
+        return FileResult(
+            path, "error", data, data, error=f"cannot parse: the file nests too deeply. {_VALID_BUT_DEEP}"
+        )
     if new == printed:
         return FileResult(path, "unchanged", data, data, findings)
     if printed != data:

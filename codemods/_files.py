@@ -240,7 +240,7 @@ class _Walk:
             elif is_link and os.path.isdir(entry.path):
                 self.skipped.append((entry.path, LINK_NOT_FOLLOWED))
             elif entry.name.endswith(SUFFIXES):
-                reason = (_broken_link(entry.path) if is_link else None) or _not_regular(entry.path)
+                reason = (broken_link(entry.path) if is_link else None) or _not_regular(entry.path)
                 if reason is None:
                     files.append(entry.path)
                 else:
@@ -255,7 +255,7 @@ def _cannot_list(error: OSError) -> str:
     )
 
 
-def _broken_link(path: str) -> str | None:
+def broken_link(path: str) -> str | None:
     """Says why the symbolic link `path` leads to no file (dangling, or a loop), or None if it leads to one."""
     try:
         os.stat(path)

@@ -31,9 +31,14 @@ def _layout(text: str, notebook: object) -> tuple[int | None, bool, bool] | None
     return None
 
 
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+"""Cell magics whose body is Python that IPython runs: the body is migrated like any cell's."""
+
+
 def _mask(source: str) -> tuple[str, list[str]] | None:
-    """Replaces IPython magic lines by comments; returns None for a cell magic (`%%`)."""
-    if source.lstrip().startswith("%%"):
+    """Replaces IPython magic lines by comments; returns None for a cell magic (`%%`) whose body is not Python."""
+    stripped = source.lstrip()
+    if stripped.startswith("%%") and (stripped[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
         return None
     lines = source.split("\n")
     magics: list[str] = []
@@ -54,12 +59,11 @@ def _unmask(source: str, magics: list[str]) -> str:
     return "\n".join(next(it) if line.strip() == _MAGIC_MARK else line for line in lines)
 
 
-def _code_cells(cells: list[dict]) -> tuple[list[tuple[int, list[str], bool]], list[str], bytes]:
-    """The code cells that can be migrated: (index in `cells`, masked magics, source was a list) each, their
-    masked sources, and those sources as one Python file, each after a line that marks its cell."""
+def _code_cells(cells: list[dict]) -> tuple[list[tuple[int, list[str], bool]], list[str]]:
+    """The code cells that can be migrated: (index in `cells`, masked magics, source was a list) each, and their
+    masked sources."""
     code_cells: list[tuple[int, list[str], bool]] = []
     masked_sources: list[str] = []
-    parts: list[str] = []
     for index, cell in enumerate(cells):
         if cell.get("cell_type") != "code":
             continue
@@ -70,8 +74,33 @@ def _code_cells(cells: list[dict]) -> tuple[list[tuple[int, list[str], bool]], l
             continue
         code_cells.append((index, masked[1], isinstance(source, list)))
         masked_sources.append(masked[0])
-        parts.append(_MARK.format(index) + "\n" + masked[0] + "\n")
-    return code_cells, masked_sources, "".join(parts).encode("utf-8")
+    return code_cells, masked_sources
+
+
+def _join(code_cells: list[tuple[int, list[str], bool]], masked_sources: list[str]) -> bytes:
+    """The masked sources as one Python file, each after a line that marks its cell."""
+    parts = [_MARK.format(index) + "\n" + source + "\n" for (index, _, _), source in zip(code_cells, masked_sources)]
+    return "".join(parts).encode("utf-8")
+
+
+def _migrate_cells(
+    code_cells: list[tuple[int, list[str], bool]], masked_sources: list[str], target: str, path: str
+) -> tuple[list[tuple[int, list[str], bool]], bytes, _engine.FileResult, list[int]]:
+    """Migrates the cells as one file; when that fails, again without the cells that do not parse alone.
+
+    Returns the cells migrated, their joined source, the result, and the indices of the cells left out.
+    """
+    combined = _join(code_cells, masked_sources)
+    result = _engine.migrate_source(combined, target, path)
+    if result.status != "error":
+        return code_cells, combined, result, []
+    unread = _failing_cells(code_cells, masked_sources)
+    kept = [(cell, source) for cell, source in zip(code_cells, masked_sources) if cell[0] not in unread]
+    if not unread or not kept:
+        return code_cells, combined, result, unread
+    code_cells, masked_sources = [cell for cell, _ in kept], [source for _, source in kept]
+    combined = _join(code_cells, masked_sources)
+    return code_cells, combined, _engine.migrate_source(combined, target, path), unread
 
 
 def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook>") -> _engine.FileResult:
@@ -96,13 +125,13 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
     layout = _layout(text, notebook)
     if layout is None:
         return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_LAYOUT)])
-    code_cells, masked_sources, combined = _code_cells(cells)
-    result = _engine.migrate_source(combined, target, path)
+    code_cells, combined, result, unread = _migrate_cells(*_code_cells(cells), target, path)
     if result.status == "error":
-        cell = _failing_cell(code_cells, masked_sources)
+        cell = unread[0] if unread else None
         return _engine.FileResult(path, "skipped", data, data, [w.Finding(1, 0, w.NOTEBOOK_CELL, cell)])
+    unreadable = [w.Finding(1, 0, w.NOTEBOOK_CELL, index) for index in unread]  # named; the rest is migrated
     old_lines = combined.decode("utf-8").split("\n")
-    findings = [_cell_finding(f, old_lines) for f in result.findings]
+    findings = unreadable + [_cell_finding(f, old_lines) for f in result.findings]
     if result.status != "changed":
         return _engine.FileResult(
             path, "unchanged" if result.status == "unchanged" else result.status, data, data, findings
@@ -134,7 +163,7 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
         elif head_lines and placed.cell == code_cells[0][0]:
             placed = w.Finding(placed.line + head_lines, placed.col, placed.code, placed.cell)
         after.append(placed)
-    return _engine.FileResult(path, status, data, new, findings, line_map=None, new_findings=after)
+    return _engine.FileResult(path, status, data, new, findings, line_map=None, new_findings=unreadable + after)
 
 
 def _malformed(notebook: object) -> str | None:
@@ -173,13 +202,17 @@ def _cell_finding(finding: w.Finding, lines: list[str]) -> w.Finding:
     return w.Finding(finding.line, finding.col, finding.code)
 
 
-def _failing_cell(code_cells: list[tuple[int, list[str], bool]], masked_sources: list[str]) -> int | None:
-    """Returns the index (in `cells`) of the first code cell that does not parse alone, if any."""
+def _failing_cells(code_cells: list[tuple[int, list[str], bool]], masked_sources: list[str]) -> list[int]:
+    """Returns the indices (in `cells`) of the code cells that do not parse alone."""
     import libcst as cst
 
+    failing = []
     for (index, _, _), source in zip(code_cells, masked_sources):
+        if _engine.too_deep(source.encode("utf-8")):  # libcst's parser could crash on it
+            failing.append(index)
+            continue
         try:
             cst.parse_module(source)
         except Exception:  # noqa: BLE001 - any parse failure names the cell
-            return index
-    return None
+            failing.append(index)
+    return failing

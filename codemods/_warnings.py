@@ -348,8 +348,8 @@ MESSAGES = {
         "Instead, save it with Jupyter (indent 1) or migrate it by hand."
     ),
     NOTEBOOK_CELL: (
-        "A code cell could not be parsed (after masking magics), so the notebook was skipped. "
-        "Instead, fix the cell or migrate the notebook by hand."
+        "A code cell could not be parsed (after masking magics), so it was left as it is and the other cells were "
+        "migrated (with no cell named, the whole notebook was left). Instead, fix the cell or migrate it by hand."
     ),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -86,6 +87,19 @@ def _can_keep_owner(info: os.stat_result) -> bool:
     return info.st_uid == os.geteuid() and (info.st_gid == os.getegid() or info.st_gid in os.getgroups())
 
 
+def refusal(real: str, info: os.stat_result | None = None) -> str | None:
+    """Says why `replace` will not write the file `real`, or returns None; `--check` and `--diff` ask it too."""
+    info = info or os.stat(real)
+    if not stat.S_ISREG(info.st_mode):
+        return f"it is now {kind(info.st_mode)}"
+    if not os.access(real, os.W_OK) or not info.st_mode & 0o222:
+        return (
+            f"the file is read-only for you (mode {stat.S_IMODE(info.st_mode):04o}, "
+            f"owner uid {info.st_uid}); make it writable and run again"
+        )
+    return None
+
+
 def replace(real: str, old: bytes, new: bytes, cleaned: set[str] | None = None, started: float = 0.0) -> str:
     """Replaces the file `real` (a resolved path) holding `old` by `new`; returns how ("replaced" or "in place").
 
@@ -95,13 +109,9 @@ def replace(real: str, old: bytes, new: bytes, cleaned: set[str] | None = None, 
     file in the same directory takes the owner and mode and is renamed over it.
     """
     info = os.stat(real)
-    if not stat.S_ISREG(info.st_mode):
-        raise NotWritten(f"not written: it is now {kind(info.st_mode)}")
-    if not os.access(real, os.W_OK) or not info.st_mode & 0o222:
-        raise NotWritten(
-            f"not written: the file is read-only for you (mode {stat.S_IMODE(info.st_mode):04o}, "
-            f"owner uid {info.st_uid}); make it writable and run again"
-        )
+    why = refusal(real, info)
+    if why is not None:
+        raise NotWritten(f"not written: {why}")
     directory = os.path.dirname(real) or "."
     if info.st_nlink > 1 or not _can_keep_owner(info) or not os.access(directory, os.W_OK | os.X_OK):
         _write_in_place(real, old, new)
@@ -134,11 +144,89 @@ _CHANGED = "not written: the file changed on disk while it was migrated; run aga
 
 
 def _write_in_place(real: str, old: bytes, new: bytes) -> None:
-    with open(real, "r+b") as handle:
-        if handle.read() != old:
+    """Overwrites the file's bytes; space is reserved first, and the old bytes put back if a write fails anyway."""
+    with open(real, "r+b", buffering=0) as handle:
+        if read_all(handle.fileno()) != old:
             raise NotWritten(_CHANGED)
-        handle.seek(0)
-        handle.write(new)
-        handle.truncate()
-        handle.flush()
-        os.fsync(handle.fileno())
+        fd = handle.fileno()
+        reserve(fd, len(old), len(new))  # a full disk stops us here, before a byte of the file changed
+        try:
+            _put(fd, new)
+        except BaseException:
+            try:
+                _put(fd, old)  # into blocks the file held already
+            except OSError:
+                pass
+            raise
+
+
+def read_all(fd: int) -> bytes:
+    """Reads `fd` from its current offset to the end."""
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _put(fd: int, data: bytes) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
+def reserve(fd: int, size: int, length: int) -> None:
+    """Allocates disk blocks for the first `length` bytes of the file `fd`, `size` bytes long now.
+
+    Raises OSError (ENOSPC) when the disk cannot hold them, with the file's size as it was. Where the file
+    system cannot reserve space (posix_fallocate unsupported), returns and the caller relies on putting
+    the old bytes back.
+    """
+    allocate = getattr(os, "posix_fallocate", None)
+    if allocate is None or length <= 0:
+        return
+    try:
+        allocate(fd, 0, length)
+    except OSError as error:
+        if error.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS, getattr(errno, "ENOTSUP", -1)):
+            return
+        if os.fstat(fd).st_size != size:
+            os.ftruncate(fd, size)
+        raise
+
+
+def write_whole(path: str, data: bytes) -> None:
+    """Writes `data` as the whole file `path` (a report): a temporary file renamed over it, so that `path` holds
+    the old bytes or the new ones, never part (and is never left empty or new and empty on a full disk)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    try:
+        fd, temp = tempfile.mkstemp(dir=directory, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp")
+    except PermissionError:  # a directory we cannot write, holding a file we can
+        with open(path, "r+b", buffering=0) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            reserve(handle.fileno(), size, len(data))
+            _put(handle.fileno(), data)
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -16,7 +17,7 @@ from typing import NoReturn, TextIO
 
 from lossscale_compat._mapping import TARGETS
 
-from . import _annotate, _files, _write
+from . import _annotate, _files, _isolate, _output, _write
 from . import _warnings as w
 
 EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
@@ -25,6 +26,7 @@ EXIT_CODES_HELP = """exit codes:
   1  changes pending: --diff/--check would change a file, or a site needs a person
      (any warning but a note), also after --write
   2  a file could not be read, parsed or written, or a usage error"""
+DEFAULT_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_FILE_SIZE = 120.0, 4096, 1.0  # seconds, MB, MB (docs/codemod.md)
 _CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
 
 
@@ -67,7 +69,29 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         help="parallel jobs (default: number of CPUs; at most the number of files)",
     )
-    migrate.add_argument("--stdin-filename", help="the name to report for -")
+    migrate.add_argument("--stdin-filename", help="the name to report for - (only with -)")
+    migrate.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"stop migrating a file after this long and report it (default: {DEFAULT_TIMEOUT:g}; 0: no bound)",
+    )
+    migrate.add_argument(
+        "--max-memory",
+        type=int,
+        default=DEFAULT_MAX_MEMORY,
+        metavar="MB",
+        help=f"memory a worker may use for one file; a file needing more is reported (default: {DEFAULT_MAX_MEMORY}; "
+        "0: no bound)",
+    )
+    migrate.add_argument(
+        "--max-file-size",
+        type=float,
+        default=DEFAULT_MAX_FILE_SIZE,
+        metavar="MB",
+        help=f"refuse Python files larger than this (default: {DEFAULT_MAX_FILE_SIZE:g}; 0: no bound)",
+    )
     migrate.add_argument(
         "--exclude",
         action="append",
@@ -140,6 +164,8 @@ def _process(path: str, data: bytes, target: str) -> _Result:
             from ._engine import migrate_source
 
             result = migrate_source(data, target, path)
+    except MemoryError:
+        raise  # the worker's to report, with --max-memory
     except Exception as error:  # noqa: BLE001 - one file's failure must not stop the run
         return _Result(path, "error", data, data, error=f"internal error: {type(error).__name__}: {error}")
     if result.new_findings is not None:
@@ -149,73 +175,34 @@ def _process(path: str, data: bytes, target: str) -> _Result:
     return _Result(path, result.status, data, result.new, findings, result.error)
 
 
-def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int) -> list[_Result]:
-    """Migrates the files in `jobs` processes."""
-    if jobs <= 1 or len(tasks) < 2:
-        return [_process(path, data, target) for path, data in tasks]
-    import concurrent.futures
-    import multiprocessing
-    import signal
-
+def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, limits: _isolate.Limits) -> list[_Result]:
+    """Migrates the files in `jobs` worker processes, each file bounded in time and memory."""
+    if not tasks:
+        return []
     from . import _engine
 
     _engine.import_command()  # once here, so that forked workers start warm
-
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    results: list[_Result | None] = [None] * len(tasks)
-    with concurrent.futures.ProcessPoolExecutor(
-        max_workers=min(jobs, len(tasks)),
-        mp_context=context,
-        initializer=_die_with_parent,
-        initargs=(os.getpid(),),
-    ) as pool:
-        futures = {pool.submit(_process, path, data, target): i for i, (path, data) in enumerate(tasks)}
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                i = futures[future]
-                try:
-                    results[i] = future.result()
-                except Exception as error:  # noqa: BLE001 - e.g. a worker killed by the native parser
-                    path, data = tasks[i]
-                    results[i] = _Result(path, "error", data, data, error=f"worker failed: {type(error).__name__}")
-        except KeyboardInterrupt:  # stop now: leaving the pool would otherwise wait for every file
-            pool.shutdown(wait=False, cancel_futures=True)
-            for pid in list(getattr(pool, "_processes", None) or {}):  # the pool's private pid -> worker table
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            raise
-    return [r for r in results if r is not None]
+    pool = _isolate.Pool(functools.partial(_process_in_worker, target), _failed, jobs, limits)
+    return pool.run(tasks)
 
 
-def _end_quietly(signum: int, frame: object) -> None:
-    os._exit(128 + signum)
+def _process_in_worker(target: str, path: str, data: bytes) -> _Result:
+    try:
+        return _process(path, data, target)
+    except MemoryError:
+        return _failed(path, data, "it ran out of the memory that --max-memory allows")
 
 
-def _die_with_parent(parent: int) -> None:
-    """Makes a worker process end when the run that started it ends, even by SIGKILL, and quietly on Ctrl-C."""
-    import signal
-    import threading
-
-    signal.signal(signal.SIGINT, _end_quietly)  # Ctrl-C reaches the whole process group; the run itself reports it
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-    def watch() -> None:  # where prctl is missing, and as a second guard
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
+def _failed(path: str, data: bytes, cause: str) -> _Result:
+    """The result of a file whose worker crashed, hung or ran out of memory: an error, the file left alone."""
+    return _Result(
+        path,
+        "error",
+        data,
+        data,
+        error=f"not migrated: {cause}. The rest of the run went on. Instead, migrate this file by hand, split "
+        "its longest or deepest expression, or raise --timeout/--max-memory (see docs/codemod.md, 'Bad input')",
+    )
 
 
 def _decode(data: bytes) -> str:
@@ -234,7 +221,8 @@ def _diff(result: _Result) -> str:
     # Lines as Python, libcst and `patch` count them (`str.splitlines` also breaks at form feeds and more).
     old = io.StringIO(_decode(result.old), newline="").readlines()
     new = io.StringIO(_decode(result.new), newline="").readlines()
-    lines = _linediff.unified(old, new, f"a/{result.path}", f"b/{result.path}")
+    shown = _output.name(result.path)
+    lines = _linediff.unified(old, new, f"a/{shown}", f"b/{shown}")
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
@@ -271,7 +259,10 @@ def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> t
         elif os.path.exists(path):
             others.append(_skipped(path, f"not a regular file ({_write.kind(os.stat(path).st_mode)}), skipped"))
         else:
-            others.append(_Result(path, "error", error="no such file or directory"))
+            broken = _files.broken_link(path) if os.path.islink(path) else None
+            if broken:
+                broken = broken.replace(", skipped", "") + ", so there is no file to read. Instead, name a file"
+            others.append(_Result(path, "error", error=broken or "no such file or directory"))
     return files, others
 
 
@@ -345,6 +336,7 @@ def _patterns(config: dict[str, object], key: str) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code."""
     stdout, stderr = sys.stdout, sys.stderr
+    _output.tolerant(stdout, stderr)  # a file name stdout cannot encode is escaped, not a UnicodeEncodeError
     try:
         args = _parser().parse_args(argv)
     except SystemExit as stop:  # a usage error (one line, printed) or --help
@@ -370,6 +362,21 @@ class _Options:
     excludes: list[str]
     gitignore: bool
     jobs: int
+    limits: _isolate.Limits
+    max_file_size: int
+    """In bytes; 0 for no bound."""
+
+
+def _limits(args: argparse.Namespace) -> tuple[_isolate.Limits, int]:
+    """The per-file bounds and the largest file size in bytes; raises ValueError for a negative one."""
+    for flag, value in (
+        ("--timeout", args.timeout),
+        ("--max-memory", args.max_memory),
+        ("--max-file-size", args.max_file_size),
+    ):
+        if not value >= 0:  # also NaN
+            raise ValueError(f"{flag} must be 0 (no bound) or more, got {value}")
+    return _isolate.Limits(args.timeout, args.max_memory << 20), int(args.max_file_size * (1 << 20))
 
 
 def _options(args: argparse.Namespace, stderr: TextIO) -> _Options:
@@ -386,11 +393,17 @@ def _options(args: argparse.Namespace, stderr: TextIO) -> _Options:
     jobs = _jobs(args, config)
     if args.report is not None:
         _check_report_path(args.report)
-    return _Options(target, out_format, excludes, gitignore, jobs)
+    limits, max_file_size = _limits(args)
+    return _Options(target, out_format, excludes, gitignore, jobs, limits, max_file_size)
 
 
-def _paths_error(paths: Sequence[str]) -> str | None:
+def _paths_error(paths: Sequence[str], stdin_filename: str | None) -> str | None:
     """Says what is wrong with the paths given, or None."""
+    if stdin_filename is not None and paths != ["-"]:
+        return (
+            "--stdin-filename names what is read from -, and - is not among the paths. Instead, pass - as the only "
+            "path, or leave --stdin-filename out"
+        )
     if not paths:
         return "no paths given. Instead, pass files, directories or -."
     if paths.count("-") > 1 or ("-" in paths and len(paths) > 1):
@@ -406,7 +419,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
         print(f"lossscale-compat: error: {error}", file=stderr)
         return EXIT_ERROR
     mode = args.mode or "diff"
-    paths_error = _paths_error(args.paths)
+    paths_error = _paths_error(args.paths, args.stdin_filename)
     if paths_error is not None:
         print(f"lossscale-compat: error: {paths_error}", file=stderr)
         return EXIT_ERROR
@@ -419,9 +432,18 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     stdin_mode = args.paths == ["-"]
     if not stdin_mode and not args.write_link_targets:
         _refuse_outside_links(results, args.paths, mode)
+    if mode != "write" and not stdin_mode:
+        _refuse_unwritable(results)
     if mode == "write":
-        _write_back(results, stdin_mode, written, stderr)
-    _print(results, mode, options.out_format, options.target, stdout, stderr, stdin_mode)
+        try:
+            _write_back(results, stdin_mode, written, stderr)
+        except BrokenPipeError:
+            _output.closed(stdout, stderr)
+    try:
+        _print(results, mode, options.out_format, options.target, stdout, stderr, stdin_mode)
+        stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader has all it wants; the run's exit code stands
+        _output.closed(stdout, stderr)
     if args.report is not None and not _write_report(args.report, results, mode, options.target, stderr):
         return EXIT_ERROR
     return _exit_code(results, mode)
@@ -430,8 +452,9 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
 def _migrate_paths(paths: Sequence[str], stdin_filename: str | None, options: _Options) -> list[_Result]:
     """Finds, reads and migrates the files under `paths`; one result for each, and for each path not read."""
     files, results = _gather(paths, options.excludes, options.gitignore)
-    tasks, order = _read_all(files, stdin_filename, options.target)
-    done = {r.path: r for r in _process_many(tasks, options.target, min(options.jobs, max(len(tasks), 1)))}
+    tasks, order = _read_all(files, stdin_filename, options.target, options.max_file_size)
+    jobs = min(options.jobs, max(len(tasks), 1))
+    done = {r.path: r for r in _process_many(tasks, options.target, jobs, options.limits)}
     return results + [result if result is not None else done[shown] for shown, result in order]
 
 
@@ -446,7 +469,7 @@ def _annotate_results(results: Sequence[_Result]) -> None:
 def _stripped_paths(paths: Sequence[str], stdin_filename: str | None, options: _Options) -> list[_Result]:
     """Finds and reads the files under `paths`, and removes their annotations; nothing is migrated."""
     files, results = _gather(paths, options.excludes, options.gitignore)
-    tasks, order = _read_all(files, stdin_filename, options.target)
+    tasks, order = _read_all(files, stdin_filename, options.target, 0)
     read = dict(tasks)
     for shown, result in order:
         if result is None:
@@ -459,7 +482,7 @@ def _stripped_paths(paths: Sequence[str], stdin_filename: str | None, options: _
 
 
 def _read_all(
-    files: Sequence[str], stdin_filename: str | None, target: str
+    files: Sequence[str], stdin_filename: str | None, target: str, max_size: int
 ) -> tuple[list[tuple[str, bytes]], list[tuple[str, _Result | None]]]:
     """Reads each file (`-` is stdin): (the (name, bytes) to migrate, each name in order with its result if known).
 
@@ -479,12 +502,41 @@ def _read_all(
         except OSError as error:
             order.append((shown, _Result(shown, "error", error=f"cannot read: {error.strerror}")))
             continue
-        if may_match(data, target):
+        refused = _unsupported(data) or (may_match(data, target) and _too_big(shown, data, max_size))
+        if refused:
+            order.append((shown, _Result(shown, "error", data, data, error=refused)))
+        elif may_match(data, target):
             tasks.append((shown, data))
             order.append((shown, None))
         else:
             order.append((shown, _Result(shown, "unchanged", data, data)))
     return tasks, order
+
+
+_BOMS = ((b"\xff\xfe\0\0", "UTF-32"), (b"\0\0\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def _unsupported(data: bytes) -> str | None:
+    """Says why bytes in an encoding Python does not read source in (UTF-16 or -32, by their BOM) are refused."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return (
+                f"unsupported encoding: the file starts with a {encoding} byte-order mark, and Python reads source "
+                f"files as UTF-8 (or an 8-bit encoding declared as PEP 263 says), never {encoding}. Instead, convert "
+                f"it to UTF-8 (e.g. `iconv -f {encoding} -t UTF-8`) and run again"
+            )
+    return None
+
+
+def _too_big(shown: str, data: bytes, max_size: int) -> str | None:
+    """Says why a Python file larger than --max-file-size is refused (a notebook's outputs are not parsed: never)."""
+    if not max_size or len(data) <= max_size or shown.endswith(".ipynb"):
+        return None
+    return (
+        f"not migrated: the file is {len(data) / (1 << 20):.1f} MB, over --max-file-size ({max_size / (1 << 20):g} "
+        "MB); parsing it would need up to 1.5 GB of memory and a minute per MB. Instead, split the file, or pass "
+        "a larger --max-file-size (and --max-memory) to migrate it"
+    )
 
 
 def _write_back(results: Sequence[_Result], stdin_mode: bool, written: list[str], stderr: TextIO) -> None:
@@ -499,10 +551,9 @@ def _write_back(results: Sequence[_Result], stdin_mode: bool, written: list[str]
 
 def _write_report(path: str, results: Sequence[_Result], mode: str, target: str, stderr: TextIO) -> bool:
     """Writes the JSON report to `path`; says why not and returns False when it cannot."""
+    text = json.dumps(_report(results, mode, target), indent=2) + "\n"
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(_report(results, mode, target), handle, indent=2)
-            handle.write("\n")
+        _write.write_whole(path, text.encode("utf-8"))
     except OSError as error:
         print(f"lossscale-compat: error: --report {path}: cannot write: {error.strerror}", file=stderr)
         return False
@@ -530,9 +581,22 @@ def _refuse_outside_links(results: Sequence[_Result], named: Sequence[str], mode
         if result.status == "changed" and not _write.inside(real, roots):
             result.status = "error"
             result.error = (
-                f"{verb}: a symbolic link to {real}, outside the paths named. Instead, name that file, or pass "
-                "--write-link-targets to write through the link."
+                f"{verb}: a symbolic link to {_output.name(real)}, outside the paths named. Instead, name that file, "
+                "or pass --write-link-targets to write through the link."
             )
+
+
+def _refuse_unwritable(results: Sequence[_Result]) -> None:
+    """Turns each change `--write` would refuse to write (a read-only file) into the error it will give."""
+    for result in results:
+        if result.status != "changed":
+            continue
+        try:
+            why = _write.refusal(os.path.realpath(result.path))
+        except OSError:
+            continue
+        if why is not None:
+            result.status, result.error = "error", f"would not be written: {why}"
 
 
 def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -> None:
@@ -557,7 +621,9 @@ def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -
                     result.status, result.error = "error", f"cannot write: {error.strerror or error}"
                     continue
                 written.append(result.path)
-                stderr.write(f"migrated: {result.path}\n")  # now, so that a run killed later leaves a record
+                stderr.write(
+                    f"migrated: {_output.name(result.path)}\n"
+                )  # now, so that a run killed later leaves a record
                 stderr.flush()
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -565,17 +631,17 @@ def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -
 
 @contextlib.contextmanager
 def _interrupt_after() -> Iterator[None]:
-    """Holds back Ctrl-C (SIGINT) until the body is done, so that a file is written and listed, or not at all."""
+    """Holds back Ctrl-C (SIGINT) and SIGTERM until the body is done, so that a file is written and listed, or not."""
     import signal
 
     block = getattr(signal, "pthread_sigmask", None)
     if block is not None:
-        block(signal.SIG_BLOCK, {signal.SIGINT})
+        block(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:
         if block is not None:
-            block(signal.SIG_UNBLOCK, {signal.SIGINT})
+            block(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -630,32 +696,37 @@ def _print(
             if mode == "diff":
                 stdout.write(_diff(r))
             elif mode == "check":
-                stdout.write(f"would migrate: {r.path}\n")
+                stdout.write(f"would migrate: {_output.name(r.path)}\n")
         for warning in r.warnings(after and r.status == "changed"):
-            cell = warning.get("cell")
-            where = f"{r.path}:{warning['line']}:{warning['col']}"
-            if cell is not None:
-                where = f"{r.path}[cell {cell}]:{warning['line']}:{warning['col']}"
-            if out_format == "github":
-                level = "notice" if warning["code"] in w.NOTE_CODES else "warning"
-                if cell is None:
-                    stderr.write(
-                        f"::{level} file={r.path},line={warning['line']},col={warning['col']},"
-                        f"title={warning['code']}::{warning['message']}\n"
-                    )
-                else:  # a line of the notebook's JSON would point at the wrong place: say it in the text
-                    stderr.write(f"::{level} file={r.path},title={warning['code']}::{where}: {warning['message']}\n")
-            else:
-                stderr.write(f"{where}: {warning['code']} {warning['message']}\n")
+            stderr.write(_warning_line(r.path, warning, out_format))
         if r.error is not None:
             level = "error" if r.status == "error" else "note"
             if out_format == "github":
-                stderr.write(f"::{'error' if level == 'error' else 'notice'} file={r.path}::{r.error}\n")
+                kind = "error" if level == "error" else "notice"
+                stderr.write(f"::{kind} file={_output.prop(r.path)}::{_output.data(r.error)}\n")
             else:
-                stderr.write(f"{r.path}: {level}: {r.error}\n")
+                stderr.write(f"{_output.name(r.path)}: {level}: {r.error}\n")
     counts = _summary(results, mode, target)
     verb = {"diff": "would be migrated", "check": "would be migrated", "write": "migrated"}[mode]
     stderr.write(
         f"lossscale-compat: {counts['changed']} file(s) {verb}, {counts['unchanged']} unchanged, "
         f"{counts['skipped']} skipped, {counts['error']} error(s), {counts['warnings']} warning(s).\n"
     )
+
+
+def _warning_line(path: str, warning: dict, out_format: str) -> str:
+    """One warning as a line of text output, or as a GitHub workflow command with its parts escaped."""
+    cell = warning.get("cell")
+    place = f"[cell {cell}]" if cell is not None else ""
+    if out_format != "github":
+        return (
+            f"{_output.name(path)}{place}:{warning['line']}:{warning['col']}: {warning['code']} {warning['message']}\n"
+        )
+    level = "notice" if warning["code"] in w.NOTE_CODES else "warning"
+    file, title = _output.prop(path), _output.prop(warning["code"])
+    if cell is None:
+        where = f"line={warning['line']},col={warning['col']}"
+        return f"::{level} file={file},{where},title={title}::{_output.data(warning['message'])}\n"
+    # a line of the notebook's JSON would point at the wrong place: say it in the text
+    where = f"{path}{place}:{warning['line']}:{warning['col']}"
+    return f"::{level} file={file},title={title}::{_output.data(f'{where}: ' + warning['message'])}\n"

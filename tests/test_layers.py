@@ -49,6 +49,8 @@ CODEMOD_LAYERS = {
         "_files",
         "_write",
         "_annotate",
+        "_isolate",
+        "_output",
     },
 }
 CODEMOD_ORDER = list(CODEMOD_LAYERS)
