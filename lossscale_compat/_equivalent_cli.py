@@ -2,7 +2,8 @@
 
 Each side is a `.h5` file, a `.keras` file, a SavedModel directory, or a JSON file holding an optimizer
 config (or a model config with its `training_config`/`compile_config`). Exit 0: equivalent; 1: not, with
-the differences on stdout; 2: a side could not be read, with a one-line error on stderr.
+the differences on stdout; 2: a side could not be read (or holds code, refused without `--no-safe-mode`),
+with a one-line error on stderr.
 """
 
 from __future__ import annotations
@@ -38,9 +39,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("old", help=".h5, .keras, SavedModel directory or JSON config")
     parser.add_argument("new", help=".h5, .keras, SavedModel directory or JSON config")
+    parser.add_argument(
+        "--no-safe-mode",
+        dest="safe_mode",
+        action="store_false",
+        help="load optimizer configs holding code (serialized lambdas) that Keras would run; only for trusted files",
+    )
     args = parser.parse_args(argv)
     try:
         old, new = optimizer_config(args.old), optimizer_config(args.new)
+        if args.safe_mode:
+            for path, config in ((args.old, old), (args.new, new)):
+                _refuse_code(config, path)
     except UnreadableError as error:
         print(f"lossscale-compat equivalent: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -100,6 +110,15 @@ def optimizer_config(path: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UnreadableError(f"{path}: expected a JSON object holding an optimizer config, got {type(data).__name__}.")
     return _from_model_config(data, path)
+
+
+def _refuse_code(config: dict[str, Any], path: str) -> None:
+    from lossscale_compat import _safe_config
+
+    try:
+        _safe_config.refuse_code(config, path, flag="--no-safe-mode")
+    except ValueError as error:
+        raise UnreadableError(str(error)) from None
 
 
 _TOO_DEEP = "{path}: its JSON is nested too deeply to be an optimizer or model config; pass the file Keras saved."
