@@ -160,6 +160,7 @@ def bench(session: nox.Session, stack: str) -> None:
     session.run("python", "bench/optimizer_overhead.py", env=env)
     session.run("python", "bench/behaviour_equivalence.py", env=env)
     session.run("python", "bench/legacy_startup.py", env=env)
+    session.run("python", "bench/equivalent_limits.py", env=env)
 
 
 def python_38() -> str:
