@@ -346,7 +346,14 @@ def deserialize(config: str | dict[str, Any], custom_objects: dict[str, Any] | N
 def _lookup(class_name: str, custom_objects: dict[str, Any] | None) -> type[LossScale]:
     for objects in (custom_objects or {}, _flavour.keras_custom_objects(), _BUILT_IN):
         if class_name in objects:
-            return objects[class_name]
+            found = objects[class_name]
+            if not (isinstance(found, type) and issubclass(found, LossScale)):
+                raise ValueError(
+                    f"{class_name!r} names {found!r}, which is not a loss scale, so it is not built from a loss-scale "
+                    "config. Pass the dict returned by `lossscale_compat.serialize` of a FixedLossScale or a "
+                    "DynamicLossScale, or a LossScale subclass in `custom_objects`."
+                )
+            return found
     raise ValueError(
         f"Unknown loss scale: {class_name}. Built-in loss scales are FixedLossScale and "
         "DynamicLossScale; pass a custom class as `custom_objects={'"
