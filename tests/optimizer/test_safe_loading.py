@@ -84,3 +84,13 @@ def test_code_in_config_reads_a_config_deeper_than_the_recursion_limit():
     for _ in range(100_000):
         config = {"a": config}
     assert _safe_config.code_in_config(config).endswith("(Lambda)")
+
+
+def test_load_tf24_h5_refuses_tf24s_own_lambda_layer_file(tmp_path, monkeypatch):
+    """TF 2.4.0's file (tests/recorders/record_tf24_lambda_h5.py): its Lambda layer, in TF 2.4's format, is refused."""
+    from tf24_goldens import GOLDEN_DIR
+
+    monkeypatch.chdir(tmp_path)  # where the lambda would leave its marker
+    with pytest.raises(ValueError, match=r"tf24_lambda_model.h5 holds code .*\(Lambda\).*safe_mode=False"):
+        lossscale_compat.load_tf24_h5(str(GOLDEN_DIR / "tf24_lambda_model.h5"))
+    assert not (tmp_path / "lossscale_compat_lambda_ran").exists()
