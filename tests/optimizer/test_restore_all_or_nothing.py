@@ -78,3 +78,13 @@ def test_a_truncated_data_file_changes_nothing(tmp_path):
 def test_a_key_that_matches_nothing_is_an_error_and_changes_nothing(which):
     model, optimizer = trained(linear_model(CASE), build_optimizer(CASE["form"], CASE["inner"]))
     assert_refused_unchanged(model, optimizer, rf"{which}='net' matches nothing", **{which: "net"})
+
+
+def test_a_value_of_another_kind_of_dtype_is_a_mismatch():
+    """Floats go to floats and integers to integers (float32 into float16, int64 into int32 are casts, as before)."""
+    from lossscale_compat import _checkpoint
+
+    counter = tf.Variable(tf.zeros((3, 1), tf.int32), name="counter")
+    assert "holds float32, but counter" in _checkpoint._mismatch("k", counter, (3, 1), tf.float32)
+    assert _checkpoint._mismatch("k", counter, (3, 1), tf.int64) is None
+    assert _checkpoint._mismatch("k", tf.Variable(tf.zeros((3, 1), tf.float16)), (3, 1), tf.float32) is None
