@@ -190,6 +190,7 @@ def bench(session: nox.Session, stack: str) -> None:
     session.run("python", "bench/optimizer_overhead.py", env=env)
     session.run("python", "bench/behaviour_equivalence.py", env=env)
     session.run("python", "bench/legacy_startup.py", env=env)
+    session.run("python", "bench/equivalent_limits.py", env=env)
 
 
 def python_38() -> str:
@@ -208,6 +209,8 @@ def record_goldens(session: nox.Session) -> None:
     session.run("python", "tests/recorders/record_tf24_equivalence.py", env=ENV)
     session.run("python", "tests/recorders/record_tf24_untraced_loop.py", env=ENV)
     session.run("python", "tests/recorders/record_tf24_cross_restore.py", env=ENV)
+    session.run("python", "tests/recorders/record_tf24_bad_scales.py", env=ENV)
+    session.run("python", "tests/recorders/record_tf24_lambda_h5.py", env=ENV)
     session.run("python", "tests/recorders/record_tf24_conformance.py", env=ENV)
     session.run("python", "tests/recorders/record_tf24_gpu_audit.py", env=ENV)
     session.run("python", "examples/tf24_custom_loop.py", "--record", env=ENV)

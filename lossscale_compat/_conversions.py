@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import os
+import sys
 import warnings
 from typing import Any
 
 import tensorflow as tf
 
 from lossscale_compat import _flavour, _loss_scale, _translation
+from lossscale_compat._deprecation import _PACKAGE_DIR
 
 ACCEPTED = 'the string "dynamic" (recommended), an int, a float, a FixedLossScale, or a DynamicLossScale'
 
@@ -22,6 +26,7 @@ def _modern_scale(loss_scale: Any) -> _translation.ModernScale:
     if isinstance(loss_scale, dict):
         loss_scale = _loss_scale.deserialize(loss_scale)
     if isinstance(loss_scale, (int, float)):  # bool too, and no >= 1 check, as in TF 2.4
+        _check_fixed_number(loss_scale)
         return _translation.translate(_translation.FIXED, {"loss_scale_value": loss_scale})
     if isinstance(loss_scale, str) and loss_scale == "dynamic":
         return _translation.translate(_translation.DYNAMIC, {})
@@ -39,6 +44,37 @@ def _modern_scale(loss_scale: Any) -> _translation.ModernScale:
         f"{loss_scale}. A dict from `lossscale_compat.serialize` works too; numpy scalars "
         "must be converted with `float(value)` first."
     )
+
+
+def _check_fixed_number(value: int | float) -> None:
+    """Raises for a number over float32's range, as TF 2.4 did; warns for one TF 2.4 took that defeats scaling."""
+    if (isinstance(value, int) or math.isfinite(value)) and abs(value) > _loss_scale.FLOAT32_MAX:
+        raise ValueError(
+            "Can't convert Python sequence with a value out of range for a double-precision float. "
+            f"(loss_scale={value!r} is over float32's largest number, about 3.4e38, which TF 2.4 refused too.) "
+            'Instead, pass "dynamic" or a scale such as 2 ** 15.'
+        )
+    if not (0 < value < math.inf):  # 0, False, negatives, NaN, inf
+        warnings.warn(
+            f"LossScaleOptimizer(optimizer, {value!r}): a fixed loss scale that is not a positive finite number "
+            "defeats loss scaling (0 zeroes every gradient, which unscaling turns into NaN; NaN and inf make every "
+            "gradient non-finite), and a fixed scale skips no step, so the weights become NaN at the first step. "
+            'TF 2.4 accepted it and so does this class; instead, pass "dynamic" or a finite scale such as 128.',
+            UserWarning,
+            stacklevel=_users_level(),
+        )
+
+
+def _users_level() -> int:
+    """The `stacklevel`, from our caller, of the user's line: past lossscale_compat and Keras 2's metaclass call."""
+    frame: Any = sys._getframe(2)
+    level = 2
+    while frame is not None and (
+        os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR)
+        or frame.f_code.co_filename.endswith(os.path.join("mixed_precision", "loss_scale_optimizer.py"))
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _translate_object(loss_scale: Any, multiplier_prefix: str) -> _translation.ModernScale:

@@ -2,7 +2,8 @@
 
 Each side is a `.h5` file, a `.keras` file, a SavedModel directory, or a JSON file holding an optimizer
 config (or a model config with its `training_config`/`compile_config`). Exit 0: equivalent; 1: not, with
-the differences on stdout; 2: a side could not be read, with a one-line error on stderr.
+the differences on stdout; 2: a side could not be read (or holds code, refused without `--no-safe-mode`),
+with a one-line error on stderr.
 """
 
 from __future__ import annotations
@@ -38,9 +39,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("old", help=".h5, .keras, SavedModel directory or JSON config")
     parser.add_argument("new", help=".h5, .keras, SavedModel directory or JSON config")
+    parser.add_argument(
+        "--no-safe-mode",
+        dest="safe_mode",
+        action="store_false",
+        help="load optimizer configs holding code (serialized lambdas) that Keras would run; only for trusted files",
+    )
     args = parser.parse_args(argv)
     try:
         old, new = optimizer_config(args.old), optimizer_config(args.new)
+        if args.safe_mode:
+            for path, config in ((args.old, old), (args.new, new)):
+                _refuse_code(config, path)
     except UnreadableError as error:
         print(f"lossscale-compat equivalent: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -93,13 +103,22 @@ def optimizer_config(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UnreadableError(f"{path}: not a .h5, .keras or JSON file ({_one_line(error)}).") from error
+    except ValueError as error:  # UnicodeDecodeError, JSONDecodeError, an integer over Python's digit limit
+        raise UnreadableError(f"{path}: not a .h5, .keras or JSON file we can read ({_one_line(error)}).") from error
     except RecursionError as error:
         raise UnreadableError(_TOO_DEEP.format(path=path)) from error
     if not isinstance(data, dict):
         raise UnreadableError(f"{path}: expected a JSON object holding an optimizer config, got {type(data).__name__}.")
     return _from_model_config(data, path)
+
+
+def _refuse_code(config: dict[str, Any], path: str) -> None:
+    from lossscale_compat import _safe_config
+
+    try:
+        _safe_config.refuse_code(config, path, flag="--no-safe-mode")
+    except ValueError as error:
+        raise UnreadableError(str(error)) from None
 
 
 _TOO_DEEP = "{path}: its JSON is nested too deeply to be an optimizer or model config; pass the file Keras saved."
@@ -130,27 +149,45 @@ def _h5_training_config(path: str) -> dict[str, Any]:
         raise UnreadableError(f"{path}: holds no optimizer config; save the model compiled, with its optimizer.")
     try:
         return {"training_config": json.loads(text.decode() if isinstance(text, bytes) else text)}
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UnreadableError(f"{path}: its training config is not JSON ({_one_line(error)}).") from error
+    except ValueError as error:  # UnicodeDecodeError, JSONDecodeError, an integer over Python's digit limit
+        raise UnreadableError(f"{path}: its training config is not JSON we can read ({_one_line(error)}).") from error
     except RecursionError as error:
         raise UnreadableError(_TOO_DEEP.format(path=path)) from error
+
+
+# The largest config.json read from a .keras zip, decompressed: far above any real model's config.
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
 
 
 def _keras_zip_config(path: str) -> dict[str, Any]:
     try:
         with zipfile.ZipFile(path) as archive:
-            return json.loads(archive.read("config.json"))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise UnreadableError(f"{path}: not a .keras file with a config.json ({_one_line(error)}).") from error
+            size = archive.getinfo("config.json").file_size
+            if size > MAX_CONFIG_BYTES:
+                raise UnreadableError(_TOO_BIG.format(path=path, size=size))
+            with archive.open("config.json") as member:
+                text = member.read(MAX_CONFIG_BYTES + 1)  # the size above is the header's word: read no more
+            if len(text) > MAX_CONFIG_BYTES:
+                raise UnreadableError(_TOO_BIG.format(path=path, size=len(text)))
+            return json.loads(text)
+    except (zipfile.BadZipFile, KeyError, ValueError) as error:  # ValueError: bad JSON, over-long integers
+        what = f"not a .keras file with a config.json we can read ({_one_line(error)})"
+        raise UnreadableError(f"{path}: {what}.") from error
     except RecursionError as error:
         raise UnreadableError(_TOO_DEEP.format(path=path)) from error
+
+
+_TOO_BIG = (
+    "{path}: its config.json would be {size} bytes decompressed, over the limit of "
+    f"{MAX_CONFIG_BYTES} bytes; a .keras file Keras saved holds a far smaller one."
+)
 
 
 def _saved_model_metadata(path: str) -> dict[str, Any]:
     """The Keras model metadata of a SavedModel: in keras_metadata.pb (TF >= 2.5) or saved_model.pb (TF 2.4).
 
-    Keras stores it as a JSON string in a protobuf string field, so it is found by decoding JSON backwards
-    from its `"training_config"` key instead of parsing the protobuf (whose Keras schema moved between versions).
+    Keras stores it as a JSON string in a protobuf string field; it is found by walking the protobuf's
+    length-delimited fields that hold the `"training_config"` key (no schema: Keras' moved between versions).
     """
     for name in ("keras_metadata.pb", "saved_model.pb"):
         file = os.path.join(path, name)
@@ -168,21 +205,66 @@ def _saved_model_metadata(path: str) -> dict[str, Any]:
 
 
 def _json_object_with(data: bytes, key: bytes) -> dict[str, Any] | None:
-    decoder = json.JSONDecoder()
-    text = data.decode("latin-1")  # one character per byte, so positions match; the span is re-read as UTF-8
-    at = data.find(key)
-    while at != -1:
-        start = data.rfind(b"{", 0, at)
-        while start != -1:
-            try:
-                value, end = decoder.raw_decode(text, start)
-            except json.JSONDecodeError:
-                value = None
-            if isinstance(value, dict) and "training_config" in value:
-                return json.loads(data[start:end].decode("utf-8", errors="replace"))
-            start = data.rfind(b"{", 0, start)
-        at = data.find(key, at + 1)
+    """The JSON object holding top-level `key` in a protobuf string field of `data`, in time linear in its size."""
+    fields = [(0, len(data))]
+    for _ in range(_MAX_PROTOBUF_DEPTH):  # Keras' metadata is a string 5 messages deep in saved_model.pb
+        inner = []
+        for start, end in fields:
+            for field_start, field_end in _length_delimited_fields(data, start, end):
+                if data.find(key, field_start, field_end) == -1:
+                    continue  # only a field holding the key can be, or hold, the metadata
+                if data[field_start : field_start + 1] == b"{":
+                    value = _json_or_none(data[field_start:field_end])
+                    if isinstance(value, dict) and "training_config" in value:
+                        return value
+                inner.append((field_start, field_end))
+        fields = inner
     return None
+
+
+_MAX_PROTOBUF_DEPTH = 8
+
+
+def _length_delimited_fields(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of the length-delimited fields of the protobuf message in `data[start:end]`; [] if it is not one."""
+    spans = []
+    at = start
+    try:
+        while at < end:
+            tag, at = _varint(data, at, end)
+            wire_type = tag & 7
+            if wire_type == 0:
+                _, at = _varint(data, at, end)
+            elif wire_type in (1, 5):
+                at += 8 if wire_type == 1 else 4
+            elif wire_type == 2:
+                length, at = _varint(data, at, end)
+                spans.append((at, at + length))
+                at += length
+            else:
+                return []  # groups (deprecated) or not a message
+        return spans if at == end else []
+    except IndexError:
+        return []
+
+
+def _varint(data: bytes, at: int, end: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= end or shift > 63:
+            raise IndexError("not a varint")
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if byte < 0x80:
+            return value, at
+
+
+def _json_or_none(text: bytes) -> Any:
+    try:
+        return json.loads(text.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):  # not JSON, an over-long integer, or nested too deeply
+        return None
 
 
 def _one_line(error: object) -> str:

@@ -277,6 +277,16 @@ def keras_h5_loader_takes_compile() -> bool:
     return "compile" in _keywords_of_call(load_model, "load_model_from_hdf5")
 
 
+def keras_loader_takes_safe_mode() -> bool:
+    """Whether `load_model` has Keras' own `safe_mode` (Keras 3); Keras 2 and tf_keras run a file's lambdas."""
+    import inspect
+
+    try:
+        return "safe_mode" in inspect.signature(tf.keras.models.load_model).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _keywords_of_call(function: Any, callee: str) -> tuple:
     """The keyword names that `function`'s first call of an attribute named `callee` passes, from its bytecode."""
     found = False

@@ -56,11 +56,14 @@ class FixedLossScale(LossScale):
         super().__init__()
         check_fixed_loss_scale_value(loss_scale_value)
         self._loss_scale_value = float(loss_scale_value)
-        if not math.isfinite(self._loss_scale_value):
+        if not math.isfinite(self._loss_scale_value) or self._loss_scale_value > FLOAT32_MAX:
+            over = ""
+            if math.isfinite(self._loss_scale_value):
+                over = " (over float32's largest number, about 3.4e38: it becomes inf; TF 2.4 raised on reading it)"
             warnings.warn(
-                f"FixedLossScale({self._loss_scale_value}) makes every scaled loss and gradient non-finite, and a "
-                "fixed scale skips no step, so the weights become NaN at the first step. TF 2.4 accepted it and so "
-                "does this class; instead, pass a finite scale such as 128.",
+                f"FixedLossScale({self._loss_scale_value}) makes every scaled loss and gradient non-finite{over}, "
+                "and a fixed scale skips no step, so the weights become NaN at the first step. TF 2.4 accepted it "
+                "and so does this class; instead, pass a finite scale such as 128.",
                 UserWarning,
                 stacklevel=_first_frame_outside_package(),
             )
@@ -97,8 +100,21 @@ def check_fixed_loss_scale_value(value: Any) -> None:
         )
 
 
+# The largest float32: a scale over it is inf once training reads it.
+FLOAT32_MAX = 3.4028234663852886e38
+
+
 def _warn_unsound(initial_loss_scale: float, multiplier: float) -> None:
-    """Warns (once per call site) about a NaN or infinite initial scale, or a multiplier below 1."""
+    """Warns (once per call site) about a NaN, infinite or non-positive initial scale, or a multiplier below 1."""
+    if math.isfinite(initial_loss_scale) and initial_loss_scale <= 0:
+        warnings.warn(
+            f"DynamicLossScale(initial_loss_scale={initial_loss_scale}) is not positive: a scale of 0 zeroes every "
+            "gradient and a negative one flips its sign, and growing it keeps it so until the first non-finite step "
+            "sets it to 1. TF 2.4 accepted it and so does this class; instead, pass a positive initial_loss_scale "
+            "such as 2 ** 15.",
+            UserWarning,
+            stacklevel=_first_frame_outside_package(),
+        )
     if not math.isfinite(initial_loss_scale):
         warnings.warn(
             f"DynamicLossScale(initial_loss_scale={initial_loss_scale}) never recovers: the scale stays "
@@ -331,7 +347,14 @@ def deserialize(config: str | dict[str, Any], custom_objects: dict[str, Any] | N
 def _lookup(class_name: str, custom_objects: dict[str, Any] | None) -> type[LossScale]:
     for objects in (custom_objects or {}, _flavour.keras_custom_objects(), _BUILT_IN):
         if class_name in objects:
-            return objects[class_name]
+            found = objects[class_name]
+            if not (isinstance(found, type) and issubclass(found, LossScale)):
+                raise ValueError(
+                    f"{class_name!r} names {found!r}, which is not a loss scale, so it is not built from a loss-scale "
+                    "config. Pass the dict returned by `lossscale_compat.serialize` of a FixedLossScale or a "
+                    "DynamicLossScale, or a LossScale subclass in `custom_objects`."
+                )
+            return found
     raise ValueError(
         f"Unknown loss scale: {class_name}. Built-in loss scales are FixedLossScale and "
         "DynamicLossScale; pass a custom class as `custom_objects={'"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import tensorflow as tf
@@ -66,6 +67,27 @@ def _skipped_between(before: _Reading, after: _Reading) -> int:
     return int(after.scale == before.scale and after.counter == 0 and before.counter is not None)
 
 
+def _make_log_dir(log_dir: Any) -> None:
+    """Makes `log_dir` now, so that a directory that cannot be written fails here, not when `fit` starts."""
+    if not isinstance(log_dir, (str, os.PathLike)) or not os.fspath(log_dir):
+        raise ValueError(
+            f"LossScaleMonitor(log_dir={log_dir!r}) names no directory. Pass a directory for the TensorBoard "
+            "event files, such as log_dir='logs/scale', or log_dir=None to only add the numbers to fit's logs."
+        )
+    path = os.fspath(log_dir)
+    if "://" in str(path):  # gs://, s3://, hdfs://: TensorFlow's file systems, checked by TensorFlow
+        return
+    try:
+        os.makedirs(path, exist_ok=True)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise PermissionError(f"Permission denied: {path!r}")
+    except OSError as error:
+        raise ValueError(
+            f"LossScaleMonitor(log_dir={log_dir!r}) cannot write there: {error.strerror or error}. Pass a directory "
+            "you can write to, or log_dir=None to only add the numbers to fit's logs."
+        ) from error
+
+
 class LossScaleMonitor(_flavour.keras_callback_class()):  # type: ignore[misc]
     """Adds `loss_scale` and `skipped_steps` to `fit`'s logs, writes them to TensorBoard, and stops divergence.
 
@@ -88,6 +110,8 @@ class LossScaleMonitor(_flavour.keras_callback_class()):  # type: ignore[misc]
                 "tensorboard package: `pip install tensorboard` (or lossscale-compat[tensorboard]), "
                 "or pass log_dir=None to only add the numbers to fit's logs."
             )
+        if log_dir is not None:
+            _make_log_dir(log_dir)
         self.log_dir = log_dir
         self.stop_after_skipped = stop_after_skipped
         self.stop_reason: str | None = None

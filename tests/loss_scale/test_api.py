@@ -153,7 +153,11 @@ def test_dynamic_loss_scale_coercion(case):
         # These come from Python's float()/int(), whose wording varies by Python version.
         check_error(expected["error"], raised, compare_message=False)
     else:
-        assert describe(DynamicLossScale(**case["kwargs"])) == expected
+        initial = case["kwargs"].get("initial_loss_scale")
+        unsound = isinstance(initial, (int, float)) and math.isfinite(initial) and initial <= 0  # warned about now
+        with pytest.warns(UserWarning, match="is not positive") if unsound else contextlib.nullcontext():
+            loss_scale = DynamicLossScale(**case["kwargs"])
+        assert describe(loss_scale) == expected
 
 
 # --- get / serialize / deserialize --------------------------------------------------------------
@@ -205,3 +209,28 @@ def test_deserialize_with_custom_objects():
 def test_deserialize_rejects_malformed_config_with_guidance():
     with pytest.raises(ValueError, match="Expected a dict with keys 'class_name' and 'config'"):
         lossscale_compat.deserialize({"class_name": "FixedLossScale"})
+
+
+@pytest.mark.parametrize("where", ["registered", "custom_objects"])
+def test_deserialize_refuses_a_keras_class_that_is_not_a_loss_scale(where):
+    """A registered (or passed) Keras class is not built from a loss-scale config: nothing of it runs."""
+    built = []
+
+    class NotALossScale(tf.keras.layers.Layer):
+        def __init__(self, **kwargs):
+            built.append(kwargs)
+            super().__init__()
+
+    name = "lossscale_compat_tests>NotALossScale"
+    config = {"class_name": name, "config": {}}
+    if where == "registered":
+        tf.keras.utils.get_custom_objects()[name] = NotALossScale
+        kwargs = {}
+    else:
+        kwargs = {"custom_objects": {name: NotALossScale}}
+    try:
+        with pytest.raises(ValueError, match=r"which is not a loss scale, so it is not built from a loss-scale config"):
+            lossscale_compat.deserialize(config, **kwargs)
+    finally:
+        tf.keras.utils.get_custom_objects().pop(name, None)
+    assert built == []

@@ -212,3 +212,22 @@ def test_keras3_fixed_scale_reads_as_the_loss_scale_factor():
         pytest.skip("`loss_scale_factor` is Keras 3's fixed scale")
     metrics = lossscale_compat.loss_scale_metrics(tf.keras.optimizers.SGD(0.1, loss_scale_factor=128.0))
     assert float(metrics["loss_scale"]) == 128.0
+
+
+def test_an_empty_log_dir_is_an_error_not_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"LossScaleMonitor\(log_dir=''\) names no directory.*log_dir=None"):
+        lossscale_compat.LossScaleMonitor(log_dir="")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_log_dir_that_cannot_be_written_fails_at_construction(tmp_path):
+    """Under a regular file, so that it cannot be made even by root; before, `fit` failed with TensorFlow's error."""
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match=r"log_dir=.*file/logs'\) cannot write there: .*Pass a directory you can"):
+        lossscale_compat.LossScaleMonitor(log_dir=str(tmp_path / "file" / "logs"))
+
+
+def test_a_log_dir_is_made_at_construction(tmp_path):
+    lossscale_compat.LossScaleMonitor(log_dir=str(tmp_path / "a" / "b"))
+    assert (tmp_path / "a" / "b").is_dir()
