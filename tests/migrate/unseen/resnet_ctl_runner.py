@@ -1,5 +1,6 @@
-# Modelled on a public NVIDIA ResNet-50 custom-loop runner (`nvutils`), TF 2.2-2.4 era: version-guarded private
-# imports, a `keras` alias, a function-level import of the experimental module.
+# Modelled on janilbols-w/ngc-tensorflow-collection@1f952e8d3556408f25f18c0d2dc842012c1bf956,
+# nvidia-examples/cnn/nvutils/runner_ctl.py (TF 2.2-2.4 era): version-guarded private imports, a `keras` alias,
+# a function-level import of the experimental module.
 from packaging.version import Version
 
 import tensorflow as tf
