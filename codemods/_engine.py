@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from typing import Callable
 
-from . import _linediff
+from . import _linediff, _verify_names
 from . import _warnings as w
-from ._prefilter import may_match, may_match_ast, surely_matches  # and the CLI's and notebooks' prefilter
+from ._prefilter import may_match, may_match_ast, may_match_tree, surely_matches  # noqa: F401 - and the CLI's, tests'
+
+VERIFY = True
+"""Whether the verifier checks each output (`_verify_names`); a test turns it off to show it is what warns."""
 
 
 @dataclasses.dataclass
@@ -212,15 +216,17 @@ def nul_error(data: bytes) -> str | None:
     )
 
 
-def _verify(old: bytes, new: bytes) -> None:
-    """Raises if `new` does not parse: Python's own parser, or libcst's when Python rejects the input too."""
-    import ast
+def _verify(old: bytes, new: bytes) -> ast.Module | None:
+    """Raises if `new` does not parse: Python's own parser, or libcst's when Python rejects the input too.
+
+    Returns Python's tree of `new`, or None when only libcst reads it.
+    """
     import warnings
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an invalid escape in a string is the input's, already reported by Python
-            ast.parse(new)
+            return ast.parse(new)
     except (SyntaxError, ValueError):
         try:
             ast.parse(old)
@@ -228,14 +234,65 @@ def _verify(old: bytes, new: bytes) -> None:
             import libcst as cst
 
             cst.parse_module(new)  # input Python rejects but libcst reads: hold the output to libcst's parser
-            return
+            return None
         raise
+
+
+def _parse(data: bytes) -> ast.Module | None:
+    """Python's tree of `data`, or None when it does not parse."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(data)
+    except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
+        return None
+
+
+def names_left(
+    old: bytes,
+    new: bytes,
+    tree: ast.Module | None,
+    target: str,
+    findings: list[w.Finding],
+    to_new: Callable[[int], int] | None = None,
+) -> list[w.Finding]:
+    """The verifier: an LSC148 finding (at an `old` line) for each reference in `new` to a name `target` lacks that no
+    finding marks. `tree` is `new`'s (parsed here when None); `to_new` maps `old`'s lines to `new`'s (None: same)."""
+    if not VERIFY or not _verify_names.may_reference(new):
+        return []
+    tree = tree if tree is not None else _parse(new)
+    if tree is None:
+        return []
+    warned = {to_new(f.line) if to_new else f.line for f in findings}
+    if b"lossscale-compat" in new:  # a line the user told the codemod to leave alone
+        from ._scan import SUPPRESS_RE
+
+        lines = re.split(r"\r\n|\r|\n", new.decode("utf-8", "replace"))  # Python's line breaks, not a form feed
+        warned.update(number for number, text in enumerate(lines, start=1) if SUPPRESS_RE.search(text))
+    left = _verify_names.unwarned(tree, target, warned)
+    to_old = line_mapper(new, old) if left and to_new else None
+    return [
+        w.Finding(
+            to_old(line) if to_old else line, col, w.NAME_LEFT, detail=(name, _part(name, missing), ", ".join(stacks))
+        )
+        for line, col, name, missing, stacks in left
+    ]
+
+
+def _part(name: str, missing: str) -> str:
+    return "it" if name == missing else f"`{missing}`"
+
+
+def _with(findings: list[w.Finding], more: list[w.Finding]) -> list[w.Finding]:
+    return sorted([*findings, *more], key=lambda f: (f.line, f.col, f.code)) if more else findings
 
 
 def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") -> FileResult:
     """Migrates the bytes of one Python file; never raises for bad input, reports it instead."""
     if not may_match(data, target):
-        return FileResult(path, "unchanged", data, data)
+        return FileResult(path, "unchanged", data, data, names_left(data, data, None, target, []))
     import gc
 
     # A big file's syntax trees (`ast`'s for the prefilter, then libcst's) and scopes are millions of
@@ -244,15 +301,18 @@ def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        if not surely_matches(data) and not may_match_ast(data, target):
-            return FileResult(path, "unchanged", data, data)
-        return _migrate_parsable(data, target, path)
+        tree = None
+        if not surely_matches(data):
+            tree = _parse(data)
+            if tree is not None and not may_match_tree(tree, target):
+                return FileResult(path, "unchanged", data, data, names_left(data, data, tree, target, []))
+        return _migrate_parsable(data, target, path, tree)
     finally:
         if collecting:
             gc.enable()
 
 
-def _migrate_parsable(data: bytes, target: str, path: str) -> FileResult:
+def _migrate_parsable(data: bytes, target: str, path: str, tree: ast.Module | None = None) -> FileResult:
     import libcst as cst
 
     nul = nul_error(data)
@@ -270,16 +330,20 @@ def _migrate_parsable(data: bytes, target: str, path: str) -> FileResult:
             path, "error", data, data, error=f"cannot parse: the file nests too deeply. {_VALID_BUT_DEEP}"
         )
     if new == printed:
-        return FileResult(path, "unchanged", data, data, findings)
+        return FileResult(
+            path, "unchanged", data, data, _with(findings, names_left(data, data, tree, target, findings))
+        )
     if printed != data:
         spliced = splice(data, printed, new)
         if spliced is None:
             return FileResult(path, "skipped", data, data, [*findings, w.Finding(1, 0, w.NOT_BYTE_EXACT)])
         new = spliced
     try:
-        _verify(data, new)
+        new_tree = _verify(data, new)
     except Exception as error:  # noqa: BLE001 - the output is ours; any failure means do not write
         return FileResult(
             path, "error", data, data, findings, error=f"internal error, output does not parse: {_describe(error)}"
         )
-    return FileResult(path, "changed", data, new, findings, line_map=line_mapper(data, new))
+    to_new = line_mapper(data, new)
+    findings = _with(findings, names_left(data, new, new_tree, target, findings, to_new))
+    return FileResult(path, "changed", data, new, findings, line_map=to_new)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -156,12 +157,12 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
     head_lines = head.count("\n")
     after = []
     for finding in result.findings:
-        moved = w.Finding(result.new_line(finding.line), finding.col, finding.code)
+        moved = dataclasses.replace(finding, line=result.new_line(finding.line))
         placed = _cell_finding(moved, new_lines)
         if placed.cell is None:  # in the lines added above the first cell, which belong to it
-            placed = w.Finding(moved.line, moved.col, moved.code, code_cells[0][0])
+            placed = dataclasses.replace(moved, cell=code_cells[0][0])
         elif head_lines and placed.cell == code_cells[0][0]:
-            placed = w.Finding(placed.line + head_lines, placed.col, placed.code, placed.cell)
+            placed = dataclasses.replace(placed, line=placed.line + head_lines)
         after.append(placed)
     return _engine.FileResult(path, status, data, new, findings, line_map=None, new_findings=unreadable + after)
 
@@ -196,10 +197,10 @@ def _cell_finding(finding: w.Finding, lines: list[str]) -> w.Finding:
     for number in range(min(finding.line, len(lines)) - 1, -1, -1):
         match = _MARK_RE.match(lines[number])
         if match and number == finding.line - 1:  # on a marker: about the whole notebook
-            return w.Finding(1, finding.col, finding.code)
+            return dataclasses.replace(finding, line=1)
         if match:
-            return w.Finding(finding.line - number - 1, finding.col, finding.code, int(match.group(1)))
-    return w.Finding(finding.line, finding.col, finding.code)
+            return dataclasses.replace(finding, line=finding.line - number - 1, cell=int(match.group(1)))
+    return dataclasses.replace(finding, cell=None)
 
 
 def _failing_cells(code_cells: list[tuple[int, list[str], bool]], masked_sources: list[str]) -> list[int]:

@@ -87,6 +87,11 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
         return True
+    return may_match_tree(tree, target)
+
+
+def may_match_tree(tree: ast.Module, target: str = "keras3") -> bool:
+    """`may_match_ast` of a parsed module."""
     read = _read_imports(tree, target)
     if read is None:
         return True  # TF 2.4's private package: mapped names are rewritten, the others warned

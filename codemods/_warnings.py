@@ -54,6 +54,8 @@ CHECKPOINT_SHIM_NOTE = "LSC144"
 FINAL_CLASS_SHIM_NOTE = "LSC145"
 VALUE_FALLBACK_NOTE = "LSC146"
 GRAPH_REWRITE_SHIM_NOTE = "LSC147"
+# The verifier (issue 30): the output still names something the target lacks, and no other warning says so.
+NAME_LEFT = "LSC148"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -339,6 +341,14 @@ MESSAGES = {
         "`KerasLossScaleOptimizer`, `PolicyV1` its `Policy`, and the loss scale's `get`/`serialize`/`deserialize` its "
         "own. To move on, use the target's `keras.mixed_precision` names (see docs/codemod.md)."
     ),
+    NAME_LEFT: (
+        "The codemod left a name the target lacks: this line still names `{0}`, and {1} does not exist on {2} "
+        "(recorded from the real packages, codemods/target_names/), so the line fails when it runs (ImportError or "
+        "AttributeError), and no rule rewrote it or warned about it. Instead, use the target's own "
+        "`keras.mixed_precision` name (docs/codemod.md maps TF 2.4's names), import TF 2.4's name from "
+        "`lossscale_compat` (it keeps TF 2.4's behaviour), guard the line with `try`/`except ImportError`, or run "
+        "the file unmodified with `lossscale-compat run`."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -397,11 +407,13 @@ class Finding:
     code: str
     cell: int | None = None
     """0-based index into a notebook's `cells`; None in a Python file or for the whole notebook."""
+    detail: tuple[str, ...] = ()
+    """What the code's text names (LSC148: the name, its missing part, the stacks lacking it); empty for the rest."""
 
     @property
     def message(self) -> str:
-        """Returns the constant text of this finding's code."""
-        return MESSAGES[self.code]
+        """Returns the text of this finding's code, with its `detail` filled in."""
+        return MESSAGES[self.code].format(*self.detail) if self.detail else MESSAGES[self.code]
 
     def as_dict(self, notebook: bool = False) -> dict:
         """Returns the report form of this finding (line and col 1-based; `cell` in notebooks)."""

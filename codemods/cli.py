@@ -171,7 +171,7 @@ def _process(path: str, data: bytes, target: str) -> _Result:
     if result.new_findings is not None:
         findings = list(zip(result.findings, result.new_findings))
     else:
-        findings = [(f, w.Finding(result.new_line(f.line), f.col, f.code, f.cell)) for f in result.findings]
+        findings = [(f, dataclasses.replace(f, line=result.new_line(f.line))) for f in result.findings]
     return _Result(path, result.status, data, result.new, findings, result.error)
 
 

@@ -15,6 +15,7 @@ def test_the_wheel_installs_the_codemod_as_lossscale_compat_codemods(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "lossscale_compat/codemods/cli.py" in names
     assert "lossscale_compat/codemods/rules/optimizer.py" in names
+    assert "lossscale_compat/codemods/target_names/tf221-keras3.json" in names  # the verifier's recorded names
     assert not [name for name in names if name.startswith("codemods/")]
 
     target = tmp_path / "site"

@@ -234,7 +234,7 @@ def test_a_sure_match_skips_the_ast_filter(monkeypatch):
         raise AssertionError("the ast filter ran")
 
     expected = migrate_source(LEGACY)
-    monkeypatch.setattr(engine, "may_match_ast", boom)
+    monkeypatch.setattr(engine, "may_match_tree", boom)
     result = migrate_source(LEGACY)
     assert (result.status, result.new, result.findings) == ("changed", MODERN, expected.findings)
     with pytest.raises(AssertionError, match="the ast filter ran"):
@@ -253,7 +253,10 @@ def test_skipping_the_ast_filter_gives_what_it_would_have(data, target):
     printed, new, findings = transform_code(data, target)
     assert (new, findings) == (printed, [])
     result = migrate_source(data, target)
-    assert (result.status, result.new, result.findings) == ("unchanged", data, [])
+    # Standalone Keras' `keras.mixed_precision.experimental` is no TF 2.4 name the rules rewrite, but neither target
+    # has it: the verifier says so (LSC148); the other files name nothing of TensorFlow's.
+    left = [w.NAME_LEFT] if data.startswith(b"import tensorflow\nimport keras\n") else []
+    assert (result.status, result.new, [f.code for f in result.findings]) == ("unchanged", data, left)
 
 
 def _transformed(data, target):

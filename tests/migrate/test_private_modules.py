@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from lossscale_compat import _mapping
+from lossscale_compat.codemods import _target_names
 from lossscale_compat.codemods import _warnings as w
 
 from .helpers import check
@@ -130,4 +131,6 @@ def test_each_recorded_object_of_a_private_module_is_moved_exactly_when_lossscal
         new_module, _, new_short = _mapping.PRIVATE_NAMES[name].rpartition(".")
         check(source, f"import {new_module}\n\nvalue = {new_module}.{new_short}\n", codes=[w.PRIVATE_IMPORT_NOTE])
     else:
-        check(source, source, codes=[w.UNSUPPORTED_USE])
+        # Where today's private module lacks the attribute (recorded, codemods/target_names/), the verifier warns it.
+        left = [w.NAME_LEFT] if _target_names.lacking("keras3", name) else []
+        check(source, source, codes=[w.UNSUPPORTED_USE, *left])

@@ -1,0 +1,89 @@
+"""Which mixed-precision names each target has: data recorded from the real packages, one JSON file per stack.
+
+`tests/recorders/record_target_names.py` writes `codemods/target_names/STACK.json` on a stack; this module reads
+those files (never TensorFlow). A target lacks a name when any recorded stack of that target lacks it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+
+WATCHED_ROOTS = (
+    "tensorflow.keras.mixed_precision",
+    "tensorflow.mixed_precision",
+    "tensorflow.train.experimental",
+    "tensorflow.compat.v1.keras.mixed_precision",
+    "tensorflow.compat.v1.mixed_precision",
+    "tensorflow.compat.v1.train.experimental",
+    "tensorflow.compat.v2.keras.mixed_precision",
+    "tensorflow.compat.v2.mixed_precision",
+    "tensorflow.compat.v2.train.experimental",
+    "tensorflow.python.keras.mixed_precision",
+    "tensorflow.python.training.experimental",
+    "keras.mixed_precision",
+    "keras.src.mixed_precision",
+    "tf_keras.mixed_precision",
+    "tf_keras.src.mixed_precision",
+)
+"""Module paths whose names the verifier checks: TF 2.4's mixed-precision namespaces, public and private."""
+
+FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "target_names")
+TARGET_STACKS = {"keras3": "Keras 3", "tf_keras": "Keras 2"}
+"""Each target's stacks are the recorded ones of this Keras API (a stack's file says its versions)."""
+
+
+def watched(name: str) -> bool:
+    """Whether dotted `name` lies on or below a watched root."""
+    return any(name == root or name.startswith(root + ".") for root in WATCHED_ROOTS)
+
+
+def _is_keras_2(versions: dict[str, str]) -> bool:
+    return "tf-keras" in versions or not versions.get("keras", "2").startswith("3")
+
+
+@functools.cache
+def stacks(target: str) -> tuple[tuple[str, dict[str, frozenset[str]]], ...]:
+    """(stack name, {module path: names}) of each recorded stack of `target`."""
+    found = []
+    for entry in sorted(os.listdir(FOLDER)) if os.path.isdir(FOLDER) else []:
+        if not entry.endswith(".json"):
+            continue
+        with open(os.path.join(FOLDER, entry)) as handle:
+            data = json.load(handle)
+        keras_2 = bool(data.get("tf_use_legacy_keras")) or _is_keras_2(data["versions"])
+        if keras_2 == (target == "tf_keras"):
+            found.append((data["stack"], {path: frozenset(names) for path, names in data["modules"].items()}))
+    return tuple(found)
+
+
+def missing_on(modules: dict[str, frozenset[str]], name: str) -> str | None:
+    """The first part of dotted `name` that one stack's `modules` lacks, or None when the stack has `name`."""
+    parts = name.split(".")
+    known = None  # the deepest recorded module on the path
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in modules:
+            known = i
+            break
+    if known is None or known == len(parts):
+        return None
+    module = ".".join(parts[:known])
+    if parts[known] in modules[module]:
+        return None  # a name that is not a recorded module (a class, a function): what follows is its attribute
+    return f"{module}.{parts[known]}"
+
+
+@functools.lru_cache(maxsize=4096)
+def lacking(target: str, name: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the first missing part of `name`, the stacks of `target` lacking it), or None when every stack has it."""
+    if not watched(name):
+        return None
+    missing = None
+    where = []
+    for stack, modules in stacks(target):
+        part = missing_on(modules, name)
+        if part is not None:
+            missing = missing or part
+            where.append(stack)
+    return (missing, tuple(where)) if missing else None

@@ -1,0 +1,150 @@
+"""The verifier (issue 30): no name the target lacks survives migration without a warning at its line."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import textwrap
+
+import pytest
+from lossscale_compat.codemods import _engine, _target_names, _verify_names, migrate_source
+from lossscale_compat.codemods import _warnings as w
+
+UNSEEN = pathlib.Path(__file__).parent / "unseen"
+TARGETS = ("keras3", "tf_keras")
+
+
+def _silent(result, target: str) -> list:
+    """Names the output references that `target` lacks, with no finding on their lines (the verifier's own check,
+    run here on the result as the CLI would report it)."""
+    warned = {result.new_line(f.line) for f in result.findings}
+    return _verify_names.unwarned(ast.parse(result.new), target, warned)
+
+
+def _migrate(source: str, target: str = "keras3"):
+    return migrate_source(textwrap.dedent(source).encode(), target)
+
+
+def _codes(result) -> list[str]:
+    return [f.code for f in result.findings]
+
+
+def test_every_target_has_recorded_stacks():
+    """Each target reads at least one stack's recorded names (codemods/target_names/)."""
+    for target in TARGETS:
+        assert _target_names.stacks(target), target
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_recorded_data_says_what_tf_2_21_lacks(target):
+    """TF 2.4's experimental namespace is gone on every recorded stack; the stable one is there."""
+    assert _target_names.lacking(target, "tensorflow.keras.mixed_precision.experimental.LossScaleOptimizer")
+    assert _target_names.lacking(target, "tensorflow.keras.mixed_precision.LossScaleOptimizer") is None
+    assert _target_names.lacking(target, "tensorflow.train.experimental.enable_mixed_precision_graph_rewrite")
+
+
+@pytest.mark.parametrize("path", sorted(UNSEEN.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("target", TARGETS)
+def test_unseen_files_leave_no_silent_name_and_reach_the_fixed_point(path, target):
+    result = migrate_source(path.read_bytes(), target, str(path))
+    assert result.status == "changed", result.error
+    assert _silent(result, target) == []
+    again = migrate_source(result.new, target, str(path))
+    assert again.new == result.new  # one pass reaches the fixed point
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_without_the_verifier_the_unseen_files_leave_names_silently(monkeypatch, target):
+    """Fails if the verifier is off (or does nothing): the rules alone leave names no warning points at."""
+    monkeypatch.setattr(_engine, "VERIFY", False)
+    silent = []
+    for path in sorted(UNSEEN.glob("*.py")):
+        silent += _silent(migrate_source(path.read_bytes(), target, str(path)), target)
+    assert silent
+    monkeypatch.setattr(_engine, "VERIFY", True)
+    for path in sorted(UNSEEN.glob("*.py")):
+        result = migrate_source(path.read_bytes(), target, str(path))
+        assert _silent(result, target) == []
+
+
+def test_an_import_kept_inside_a_function_is_warned():
+    result = _migrate(
+        """\
+        def build():
+            from tensorflow.keras.mixed_precision import experimental as mixed_precision
+            policy = mixed_precision.Policy("mixed_float16")
+            mixed_precision.set_policy(policy)
+        """
+    )
+    assert b"from tensorflow.keras.mixed_precision import experimental" not in result.new or (
+        w.NAME_LEFT in _codes(result)
+    )
+    assert _silent(result, "keras3") == []
+
+
+def test_the_finding_names_the_name_and_the_stacks():
+    result = _migrate(
+        """\
+        from keras.mixed_precision import loss_scale_optimizer
+        """
+    )
+    (finding,) = [f for f in result.findings if f.code == w.NAME_LEFT]
+    assert finding.line == 1
+    assert "`keras.mixed_precision.loss_scale_optimizer`" in finding.message
+    assert "tf221-keras3" in finding.message
+    assert "lossscale-compat run" in finding.message
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "import tensorflow.compat.v2 as tf\nx = tf.train.experimental.enable_mixed_precision_graph_rewrite\n",
+        "import tensorflow.compat.v1 as tf\nx = tf.compat.v2.train.experimental.enable_mixed_precision_graph_rewrite\n",
+        "import importlib\nm = importlib.import_module('tensorflow.python.keras.mixed_precision.experimental')\n",
+        "import tensorflow as tf\nx = getattr(tf.keras.mixed_precision, 'experimental')\n",
+        "from tensorflow.python.training.experimental import loss_scale\nx = loss_scale.get_loss_scale_weights\n",
+    ],
+    ids=["compat-v2", "compat-v1-compat-v2", "import_module", "getattr", "private-attribute"],
+)
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_spelling_of_a_lacking_name_is_warned(spelling, target):
+    result = migrate_source(spelling.encode(), target)
+    assert _silent(result, target) == []
+    assert result.findings, "a name the target lacks must carry a warning"
+
+
+def test_a_version_guard_is_not_warned():
+    """An import inside `try` with an ImportError handler keeps working on both sides: nothing to say."""
+    source = """\
+        try:
+            from tensorflow.keras.mixed_precision import experimental as mp
+        except ImportError:
+            mp = None
+        """
+    result = _migrate(source)
+    assert w.NAME_LEFT not in _codes(result)
+
+
+def test_a_suppression_comment_silences_the_verifier():
+    result = _migrate("from keras.mixed_precision import loss_scale_optimizer  # lossscale-compat: ignore\n")
+    assert w.NAME_LEFT not in _codes(result)
+
+
+def test_a_name_the_target_has_is_not_warned():
+    result = _migrate("import tensorflow as tf\nopt = tf.keras.mixed_precision.LossScaleOptimizer(opt)\n")
+    assert _codes(result) == []
+
+
+def test_a_module_held_as_a_value_is_warned_where_it_is_bound():
+    result = _migrate(
+        """\
+        import tensorflow as tf
+        class T:
+            def __init__(self):
+                self._mp = tf.keras.mixed_precision.experimental
+            def build(self, opt):
+                return self._mp.LossScaleOptimizer(opt, "dynamic")
+        """
+    )
+    assert [f.line for f in result.findings] == [4]
+    assert _silent(result, "keras3") == []
