@@ -258,7 +258,7 @@ def names_left(
     findings: list[w.Finding],
     to_new: Callable[[int], int] | None = None,
 ) -> list[w.Finding]:
-    """The verifier: an LSC148 finding (at an `old` line) for each reference in `new` to a name `target` lacks that no
+    """The verifier: an LSC150 finding (at an `old` line) for each reference in `new` to a name `target` lacks that no
     finding marks. `tree` is `new`'s (parsed here when None); `to_new` maps `old`'s lines to `new`'s (None: same)."""
     if not VERIFY or not _verify_names.may_reference(new):
         return []

@@ -55,7 +55,7 @@ FINAL_CLASS_SHIM_NOTE = "LSC145"
 VALUE_FALLBACK_NOTE = "LSC146"
 GRAPH_REWRITE_SHIM_NOTE = "LSC147"
 # The verifier (issue 30): the output still names something the target lacks, and no other warning says so.
-NAME_LEFT = "LSC148"
+NAME_LEFT = "LSC150"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -408,7 +408,7 @@ class Finding:
     cell: int | None = None
     """0-based index into a notebook's `cells`; None in a Python file or for the whole notebook."""
     detail: tuple[str, ...] = ()
-    """What the code's text names (LSC148: the name, its missing part, the stacks lacking it); empty for the rest."""
+    """What the code's text names (LSC150: the name, its missing part, the stacks lacking it); empty for the rest."""
 
     @property
     def message(self) -> str:

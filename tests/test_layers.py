@@ -51,6 +51,8 @@ CODEMOD_LAYERS = {
         "_annotate",
         "_isolate",
         "_output",
+        "_verify_names",
+        "_target_names",
     },
 }
 CODEMOD_ORDER = list(CODEMOD_LAYERS)

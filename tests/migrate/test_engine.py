@@ -254,7 +254,7 @@ def test_skipping_the_ast_filter_gives_what_it_would_have(data, target):
     assert (new, findings) == (printed, [])
     result = migrate_source(data, target)
     # Standalone Keras' `keras.mixed_precision.experimental` is no TF 2.4 name the rules rewrite, but neither target
-    # has it: the verifier says so (LSC148); the other files name nothing of TensorFlow's.
+    # has it: the verifier says so (LSC150); the other files name nothing of TensorFlow's.
     left = [w.NAME_LEFT] if data.startswith(b"import tensorflow\nimport keras\n") else []
     assert (result.status, result.new, [f.code for f in result.findings]) == ("unchanged", data, left)
 

@@ -469,6 +469,6 @@ def test_a_loop_checked_for_keras_2s_own_class_is_left_warned(module):
             model.optimizer.apply_gradients(zip(grads, variables))
         """
     # Keras 3 has no `loss_scale_optimizer` module of Keras 2's (recorded, codemods/target_names/): the verifier warns
-    # the import (LSC148); tf_keras is not on the Keras 3 stack's record, so its import is not judged.
+    # the import (LSC150); tf_keras is not on the Keras 3 stack's record, so its import is not judged.
     left = [] if module.startswith("tf_keras") else [w.NAME_LEFT]
     check(source, source, codes=[*left, w.RECEIVER_NOT_PROVEN, w.RECEIVER_NOT_PROVEN])
