@@ -175,3 +175,28 @@ def make_optimizer(tf, form, inner, keras_class, experimental_class, dynamic_los
     if form == "keras":
         return keras_class(inner, **FORMS[form])
     return experimental_class(inner, dynamic_loss_scale_class(**FORMS[form]))
+
+
+def run_all(tf, keras_class, experimental_class, dynamic_loss_scale_class):
+    """Every case, on the given wrapper classes: what the recorder writes and the tests compare."""
+
+    def optimizer(form, inner):
+        return make_optimizer(tf, form, inner, keras_class, experimental_class, dynamic_loss_scale_class)
+
+    def inner(index, kwargs):
+        return inner_classes(tf)[index](**kwargs)
+
+    apply_cases, minimize_cases, other_cases = [], [], []
+    for form in sorted(FORMS):
+        for name, (index, kwargs, call) in sorted(APPLY_CASES.items()):
+            result = run_apply_case(tf, optimizer(form, inner(index, kwargs)), APPLY_CALLS[call])
+            apply_cases.append(dict(result, form=form, case=name))
+        for call in sorted(MINIMIZE_CALLS):
+            result = run_minimize_case(tf, optimizer(form, inner(1, {"learning_rate": 0.05})), MINIMIZE_CALLS[call])
+            minimize_cases.append(dict(result, form=form, call=call))
+        adamw = inner(0, {"learning_rate": 0.1, "weight_decay_rate": 0.01})
+        other_cases.append(dict(run_get_gradients_case(tf, optimizer(form, adamw)), form=form, case="get_gradients"))
+        sgd = optimizer(form, tf.keras.optimizers.SGD(0.1))
+        other_cases.append(dict(run_get_gradients_case(tf, sgd), form=form, case="get_gradients_plain"))
+        other_cases.append(dict(run_aggregate_case(tf, sgd), form=form, case="aggregate_gradients"))
+    return {"apply": apply_cases, "minimize": minimize_cases, "other": other_cases}

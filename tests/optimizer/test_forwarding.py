@@ -6,12 +6,15 @@ the loops are tests/goldens/forwarding_specs.py, shared with the recorder.
 
 import inspect
 import json
+import os
+from pathlib import Path
 
 import forwarding_specs as specs
 import numpy as np
 import pytest
 import tensorflow as tf
 from tf24_goldens import GOLDEN_DIR
+from warm_python import warm_python
 
 import lossscale_compat
 from lossscale_compat import _flavour, _forwarding
@@ -71,6 +74,37 @@ def test_minimize_reaches_the_inner_override_as_on_tf24(case):
     got = specs.run_minimize_case(tf, optimizer, specs.MINIMIZE_CALLS[case["call"]])
     assert got["received"] == case["received"]
     _assert_states(got["states"], case["states"])
+
+
+@pytest.fixture(scope="module")
+def legacy_run(tmp_path_factory):
+    """The cases run unmodified, on TF 2.4's spellings, by `lossscale-compat run` (legacy mode)."""
+    out = tmp_path_factory.mktemp("legacy") / "forwarding.json"
+    program = Path(__file__).resolve().parents[1] / "legacy" / "forwarding_program.py"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    done = warm_python(env).run(["-m", "lossscale_compat", "run", str(program), str(out)], cwd=out.parent)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
+def _key(case):
+    return case["form"], case.get("case", case.get("call"))
+
+
+def test_legacy_mode_hands_on_the_arguments_as_tf24(legacy_run):
+    """Every case, unmodified in legacy mode: what the inner optimizers got, and the steps, as on TF 2.4.0."""
+    for section in ("apply", "minimize"):
+        got, want = sorted(legacy_run[section], key=_key), sorted(GOLDEN[section], key=_key)
+        assert [_key(c) for c in got] == [_key(c) for c in want]
+        for ours, theirs in zip(got, want):
+            kwargs_only = theirs.get("case", "").startswith("adamw")
+            assert ours["received"] == _expected_received(theirs["received"], kwargs_only), _key(theirs)
+            _assert_states(ours["states"], theirs["states"])
+    for ours, theirs in zip(sorted(legacy_run["other"], key=_key), sorted(GOLDEN["other"], key=_key)):
+        assert ours.get("received") == theirs.get("received"), _key(theirs)
+        assert len(ours["gradients"]) == len(theirs["gradients"]), _key(theirs)
+        for got_grad, want_grad in zip(ours["gradients"], theirs["gradients"]):
+            np.testing.assert_allclose(got_grad, want_grad, rtol=1e-5, err_msg=str(_key(theirs)))
 
 
 def _other(form, name):

@@ -19,35 +19,11 @@ import forwarding_specs as specs
 MP = tf.keras.mixed_precision
 
 
-def _optimizer(form, inner):
-    return specs.make_optimizer(
-        tf, form, inner, MP.LossScaleOptimizer, MP.experimental.LossScaleOptimizer,
-        tf.mixed_precision.experimental.DynamicLossScale,
-    )
-
-
-def _inner(index, kwargs):
-    return specs.inner_classes(tf)[index](**kwargs)
-
-
 def main():
-    apply_cases, minimize_cases, other_cases = [], [], []
-    for form in specs.FORMS:
-        for name, (index, kwargs, call) in sorted(specs.APPLY_CASES.items()):
-            result = specs.run_apply_case(tf, _optimizer(form, _inner(index, kwargs)), specs.APPLY_CALLS[call])
-            apply_cases.append(dict(result, form=form, case=name))
-        for call in sorted(specs.MINIMIZE_CALLS):
-            optimizer = _optimizer(form, _inner(1, {"learning_rate": 0.05}))
-            result = specs.run_minimize_case(tf, optimizer, specs.MINIMIZE_CALLS[call])
-            minimize_cases.append(dict(result, form=form, call=call))
-        adamw = _inner(0, {"learning_rate": 0.1, "weight_decay_rate": 0.01})
-        other_cases.append(dict(specs.run_get_gradients_case(tf, _optimizer(form, adamw)), form=form, case="get_gradients"))
-        sgd = _optimizer(form, tf.keras.optimizers.SGD(0.1))
-        other_cases.append(dict(specs.run_get_gradients_case(tf, sgd), form=form, case="get_gradients_plain"))
-        other_cases.append(dict(specs.run_aggregate_case(tf, sgd), form=form, case="aggregate_gradients"))
-    tf24_recording.write_goldens("tf24_forwarding.json", "record_tf24_forwarding.py", {
-        "apply": apply_cases, "minimize": minimize_cases, "other": other_cases,
-    })
+    results = specs.run_all(
+        tf, MP.LossScaleOptimizer, MP.experimental.LossScaleOptimizer, tf.mixed_precision.experimental.DynamicLossScale
+    )
+    tf24_recording.write_goldens("tf24_forwarding.json", "record_tf24_forwarding.py", results)
 
 
 if __name__ == "__main__":
