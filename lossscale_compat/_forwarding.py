@@ -62,6 +62,8 @@ def apply_gradients_arguments(inner: Any, name: Any, aggregate: Any) -> tuple[tu
 
 def minimize(optimizer: Any, loss: Any, var_list: Any, grad_loss: Any, name: Any, tape: Any) -> Any:
     """TF 2.4's `minimize`: scales `loss`, takes and unscales its gradients, and applies them with `name`."""
+    if isinstance(grad_loss, tf.GradientTape) and tape is None:  # today's `minimize(loss, var_list, tape)`
+        grad_loss, tape = None, grad_loss
     tape = tf.GradientTape() if tape is None else tape
     if callable(loss):
         with tape:

@@ -155,3 +155,13 @@ def test_the_aggregate_keyword_reaches_kwargs_only_where_the_base_class_takes_it
     base = inspect.signature(tf.keras.optimizers.Optimizer.apply_gradients).parameters.values()
     takes = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in base)  # Keras 2's; Keras 3's has none
     assert kwargs == ({"experimental_aggregate_gradients": False} if takes else {})
+
+
+def test_minimize_still_takes_todays_positional_tape():
+    """Today's `minimize(loss, var_list, tape)` puts the tape where TF 2.4 had `grad_loss`; it is taken as the tape."""
+    optimizer = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.5), initial_scale=4.0)
+    weights = tf.Variable([2.0])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(weights * 3.0)
+    optimizer.minimize(loss, [weights], tape)
+    np.testing.assert_allclose(weights.numpy(), [0.5])
