@@ -18,7 +18,7 @@ from .. import _warnings as w
 from .._edits import FixedFactor, NewName, ShimWrap, SiteEdit, Wrap
 from .._facts import Facts
 from .._values import Expr
-from . import custom_loop
+from . import custom_loop, keras3_notes
 from .custom_loop import Edits, Warnings
 from .optimizer import LOOP_SHIM
 
@@ -69,7 +69,16 @@ def calls_on_shim(
         if not changes_meaning(call, target):
             continue
         receiver = cst.ensure_type(call.func, cst.Attribute).value
-        traced = [wrap for wrap in built if custom_loop.is_migrated_optimizer(facts, receiver, {wrap})]
+        traced = [
+            wrap
+            for wrap in built
+            if custom_loop.is_migrated_optimizer(facts, receiver, {wrap})
+            or (
+                isinstance(receiver, cst.Attribute)
+                and isinstance(wrap, cst.Call)
+                and keras3_notes.holds(facts, receiver, set(), keras3_notes.holders(facts, {wrap})[1])
+            )
+        ]
         for wrap in traced:
             site = built[wrap]
             if site not in decisions:  # TF 2.4's non-experimental class, kept by the target

@@ -98,16 +98,34 @@ OPENNMT_TRAINER = """\
     """
 
 
-def test_untraced_calls_the_tf_keras_target_would_reinterpret_are_warned():
-    """OpenNMT-tf's trainer, migrated to tf_keras: LossScaleOptimizerV3 has no `get_gradients`."""
-    check(OPENNMT_TRAINER, OPENNMT_TRAINER, "tf_keras", codes=[w.TF24_CALL_NOT_PROVEN, w.TF24_CALL_NOT_PROVEN])
+OPENNMT_AFTER = OPENNMT_TRAINER.replace(
+    "tf.keras.mixed_precision.LossScaleOptimizer(optimizer)", "lossscale_compat.KerasLossScaleOptimizer(optimizer)"
+).replace("import tensorflow as tf\n", "import tensorflow as tf\n    import lossscale_compat\n", 1)
 
 
-def test_untraced_calls_are_warned_on_keras3_too():
-    new, codes = migrate(OPENNMT_TRAINER, "keras3")
-    assert "lossscale_compat.KerasLossScaleOptimizer(optimizer)" in new  # LSC145: the loop keeps TF 2.4's methods
-    assert w.TF24_CALL_NOT_PROVEN in codes
-    assert w.FINAL_CLASS_SHIM_NOTE in codes
+@pytest.mark.parametrize(
+    ("target", "codes"),
+    [("keras3", [w.FINAL_CLASS_SHIM_NOTE, w.TF24_CALL_SHIM_NOTE]), ("tf_keras", [w.TF24_CALL_SHIM_NOTE])],
+)
+def test_calls_on_a_self_attribute_assigned_the_wrap_keep_it_on_our_class(target, codes):
+    """OpenNMT-tf's trainer: LossScaleOptimizerV3 (tf_keras) has no `get_gradients`, Keras 3's takes no keyword."""
+    check(OPENNMT_TRAINER, OPENNMT_AFTER, target, codes=codes)
+
+
+UNTRACED = """\
+    import tensorflow as tf
+
+    wrapped = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
+
+
+    def step(optimizer, grads, variables):
+        optimizer.apply_gradients(zip(grads, variables), 1.0)
+    """
+
+
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_a_call_on_an_untraced_receiver_in_a_file_building_a_wrap_is_warned(target):
+    check(UNTRACED, UNTRACED, target, codes=[w.TF24_CALL_NOT_PROVEN])
 
 
 def test_a_file_without_a_loss_scale_optimizer_is_not_warned():
