@@ -61,7 +61,20 @@ def may_match(data: bytes, target: str = "keras3") -> bool:
     method, classes = CONFIG_WORDS
     if method in data and any(name in data for name in classes):
         return True
-    return target == "keras3" and any(token in data for token in LOOP_METHODS)
+    return _applies_on_kept_class(data, target) or (target == "keras3" and any(token in data for token in LOOP_METHODS))
+
+
+APPLY_WORDS = (b"mixed_precision", b"LossScaleOptimizer", tuple(method.encode() for method in _mapping.APPLY_METHODS))
+"""TF 2.4's non-experimental class keeps its name on both targets, and an `apply_gradients`/`get_gradients` on it may
+need a warning (rules/tf24_calls.py): its module's word, the class's, and one of the methods."""
+
+
+def _applies_on_kept_class(data: bytes, target: str) -> bool:
+    """Also, on the tf_keras target, a `get_gradients` in a file whose loop shows a loss-scale optimizer."""
+    module, cls, methods = APPLY_WORDS
+    if module in data and cls in data and any(method in data for method in methods):
+        return True
+    return target != "keras3" and b"get_gradients" in data and any(token in data for token in LOOP_METHODS)
 
 
 def surely_matches(data: bytes) -> bool:
@@ -83,6 +96,8 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
 
     A file that does not parse with `ast` returns True, so that libcst reports the error.
     """
+    if _applies_on_kept_class(data, target):
+        return True
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):

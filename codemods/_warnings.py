@@ -54,6 +54,9 @@ CHECKPOINT_SHIM_NOTE = "LSC144"
 FINAL_CLASS_SHIM_NOTE = "LSC145"
 VALUE_FALLBACK_NOTE = "LSC146"
 GRAPH_REWRITE_SHIM_NOTE = "LSC147"
+# Calls the target's class takes differently from TF 2.4's (issue 33).
+TF24_CALL_SHIM_NOTE = "LSC148"
+TF24_CALL_NOT_PROVEN = "LSC149"
 # The verifier (issue 30): the output still names something the target lacks, and no other warning says so.
 NAME_LEFT = "LSC150"
 # File-level outcomes.
@@ -300,6 +303,24 @@ MESSAGES = {
         "`lossscale_compat.enable_mixed_precision_graph_rewrite` with the same arguments, which wraps the optimizer "
         "in lossscale_compat's `LossScaleOptimizer` with that loss scale and keeps TF 2.4's behaviour for any value."
     ),
+    TF24_CALL_SHIM_NOTE: (
+        "This loss-scale optimizer is called as only TF 2.4's class took it: `apply_gradients` with an argument after "
+        "`grads_and_vars` (TF 2.4 handed `name` on to the inner optimizer positionally, and "
+        "`experimental_aggregate_gradients` by keyword; Keras 3's class takes neither, and Keras 2's takes "
+        "`skip_gradients_aggregation` second and hands nothing on), or `get_gradients` (neither class has it). So it "
+        "is built with `lossscale_compat.KerasLossScaleOptimizer` (the same settings), which takes these calls as "
+        "TF 2.4 did. To move on: pass what the inner optimizer's `apply_gradients` needs (a `clip_norm`, say) to it "
+        "by keyword, drop `experimental_aggregate_gradients`, and take gradients with a `tf.GradientTape`."
+    ),
+    TF24_CALL_NOT_PROVEN: (
+        "This call is on an object the codemod could not trace to its construction, in a file that uses TF 2.4's "
+        "loss-scale optimizer, and the target's class would take it differently from TF 2.4's: an argument after "
+        "`grads_and_vars` in `apply_gradients` (TF 2.4 handed `name` on to the inner optimizer positionally, which "
+        "Keras 2's class reads as `skip_gradients_aggregation` and Keras 3's refuses; `experimental_aggregate_"
+        "gradients` Keras 3's refuses), or `get_gradients` (neither class has it). It was left alone. If the object "
+        "is a loss-scale optimizer, build it with `lossscale_compat.KerasLossScaleOptimizer`, which takes these calls "
+        "as TF 2.4 did, or pass the inner optimizer's argument to it by keyword and drop the rest."
+    ),
     POLICY_FALLBACK_NOTE: (
         "A modern policy has no `loss_scale`, and this one cannot be dropped provably (a loss scale known only at "
         "run time or other than the default, or a `loss_scale` read of the policy), so the call now builds "
@@ -388,6 +409,7 @@ NOTE_CODES = frozenset(
         UNTRACED_LOOP_NOTE,
         GRAPH_REWRITE_FALLBACK_NOTE,
         GRAPH_REWRITE_SHIM_NOTE,
+        TF24_CALL_SHIM_NOTE,
         VALUE_FALLBACK_NOTE,
         POLICY_FALLBACK_NOTE,
         CLASS_CHECK_FALLBACK_NOTE,

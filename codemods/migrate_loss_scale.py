@@ -25,7 +25,7 @@ from ._facts import Facts
 from ._libcst_internals import ResolveWithoutCopy
 from ._scan import collect_facts
 from ._values import Expr
-from .rules import config_compare, custom_loop, keras3_notes, policy, private_modules
+from .rules import config_compare, custom_loop, keras3_notes, policy, private_modules, tf24_calls
 
 TARGETS = _mapping.TARGETS
 
@@ -101,6 +101,10 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
         self.plan = Plan(warnings=[*facts.warnings, *decided.warnings], folded=set(decided.folded))
         decisions = decided.edits
         loops_kept = keras3 and self._loops_on_shim(decisions)
+        moved, call_warnings = tf24_calls.calls_on_shim(facts, decisions, facts.loops, self.target)
+        decisions.update(moved)
+        self.plan.warnings.extend(call_warnings)
+        loops_kept = loops_kept or (keras3 and bool(moved))
         if keras3:
             decisions.update(custom_loop.escaping_on_shim(facts, decisions, facts.loops))
             decisions.update(keras3_notes.checkpointed_on_shim(facts, decisions))

@@ -439,14 +439,37 @@ def accepts_keyword(function: Any, name: str) -> bool:
     return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
+# Where an optimizer sums gradients across replicas: Keras 3's method, Keras 2's (`tf.keras.optimizers`), TF 2.4's.
+_AGGREGATION_METHODS = ("_all_reduce_sum_gradients", "aggregate_gradients", "_aggregate_gradients")
+
+
 @contextlib.contextmanager
 def gradients_not_all_reduced(optimizer: Any) -> Any:
-    """Within: `optimizer` applies gradients as given, without Keras 3's all-reduce across replicas."""
-    if not hasattr(optimizer, "_all_reduce_sum_gradients"):
-        yield
-        return
-    vars(optimizer)["_all_reduce_sum_gradients"] = lambda grads_and_vars: grads_and_vars  # untracked by Keras
+    """Within: `optimizer` applies gradients as given, without its all-reduce across replicas (Keras 3's or 2's)."""
+    patched = [name for name in _AGGREGATION_METHODS[:2] if hasattr(optimizer, name)]
+    for name in patched:
+        vars(optimizer)[name] = lambda grads_and_vars: grads_and_vars  # untracked by Keras
     try:
         yield
     finally:
-        vars(optimizer).pop("_all_reduce_sum_gradients", None)
+        for name in patched:
+            vars(optimizer).pop(name, None)
+
+
+def aggregate_gradients(optimizer: Any, grads_and_vars: Any) -> Any:
+    """`optimizer`'s own sum of `grads_and_vars` across replicas (TF 2.4's `_aggregate_gradients`), by any name."""
+    for name in reversed(_AGGREGATION_METHODS):
+        method = getattr(optimizer, name, None)
+        if method is not None:
+            return method(grads_and_vars)
+    return list(grads_and_vars)  # Keras 3.0-3.4's optimizers sum nothing
+
+
+@functools.cache
+def optimizer_apply_gradients_takes(keyword: str) -> bool:
+    """Whether this Keras's base `apply_gradients` takes `keyword`: Keras 2's takes TF 2.4's, Keras 3's none."""
+    try:
+        parameters = inspect.signature(tf.keras.optimizers.Optimizer.apply_gradients).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == keyword or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

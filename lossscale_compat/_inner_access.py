@@ -126,7 +126,13 @@ class InnerOptimizerAccess:
             target.assign(np.asarray(value, dtype=np.dtype(getattr(target.dtype, "name", target.dtype))))
 
     def get_gradients(self, loss: Any, params: Any) -> list:
-        """TF1 graph mode: the gradients of the scaled `loss` with respect to `params`, unscaled."""
+        """TF1 graph mode: the gradients of the scaled `loss` with respect to `params`, unscaled.
+
+        An inner optimizer with a `get_gradients` (its own, or TF 2.4's OptimizerV2's) computes them, as in TF 2.4.
+        """
+        inner_get_gradients = getattr(self.inner_optimizer, "get_gradients", None)
+        if inner_get_gradients is not None:
+            return self.get_unscaled_gradients(inner_get_gradients(self.get_scaled_loss(loss), params))
         if tf.executing_eagerly():
             raise ValueError(
                 "`get_gradients()` works only while building a graph (TF1 graph mode or inside a "
@@ -142,6 +148,10 @@ class InnerOptimizerAccess:
                     "gradient defined (i.e. are differentiable), or leave this variable out of `params`."
                 )
         return self.get_unscaled_gradients(grads)
+
+    def _aggregate_gradients(self, grads_and_vars: Any) -> Any:
+        """TF 2.4's: the inner optimizer sums `grads_and_vars` across replicas."""
+        return _flavour.aggregate_gradients(self.inner_optimizer, grads_and_vars)
 
     def __getattr__(self, name: str) -> Any:
         inner = _flavour.wrapped_optimizer(self)

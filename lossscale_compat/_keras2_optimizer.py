@@ -11,7 +11,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from lossscale_compat import _checkpoint, _conversions, _flavour, _inner_access
+from lossscale_compat import _checkpoint, _conversions, _flavour, _forwarding, _inner_access
 
 # Any to mypy: a base class chosen at import time.
 _Keras2LossScaleOptimizer: Any = _flavour.keras2_loss_scale_optimizer_for_new_optimizers()
@@ -83,7 +83,13 @@ class KerasLossScaleOptimizer(
         inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
         return cls(inner, **kwargs)
 
-    def apply_gradients(self, grads_and_vars: Any, *args: Any, **kwargs: Any) -> Any:
+    def apply_gradients(
+        self, grads_and_vars: Any, name: Any = None, experimental_aggregate_gradients: bool = True, **kwargs: Any
+    ) -> Any:
+        """TF 2.4's signature (Keras 2's puts `skip_gradients_aggregation` second; it is taken by keyword).
+
+        Both arguments reach an inner optimizer's own `apply_gradients` as TF 2.4 passed them (see `_forwarding`).
+        """
         grads_and_vars = list(grads_and_vars)
         if self.dynamic and grads_and_vars and all(grad is None for grad, _ in grads_and_vars):
             # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients
@@ -94,20 +100,27 @@ class KerasLossScaleOptimizer(
                 self.inner_optimizer.build([variable for _, variable in grads_and_vars])
             self._restore_tf24_slots()
             self._check_restored_everything()
-        return super().apply_gradients(grads_and_vars, *args, **kwargs)
+        self.__dict__["_tf24_call"] = (name, experimental_aggregate_gradients)
+        try:
+            return super().apply_gradients(
+                grads_and_vars, experimental_aggregate_gradients=experimental_aggregate_gradients, **kwargs
+            )
+        finally:
+            self.__dict__.pop("_tf24_call", None)
 
-    def minimize(self, loss: Any, var_list: Any, tape: Any = None) -> Any:
+    def minimize(self, loss: Any, var_list: Any, grad_loss: Any = None, name: Any = None, tape: Any = None) -> Any:
         """TF 2.4's `minimize`, which also took a single variable as `var_list`."""
-        return super().minimize(loss, var_list if callable(var_list) else tf.nest.flatten(var_list), tape)
+        return _forwarding.minimize(self, loss, var_list, grad_loss, name, tape)
 
     def _apply_gradients(self, grads: Any, wrapped_vars: Any) -> None:
-        """Calls the inner `apply_gradients` as TF 2.4 did when it is a TF 2.4-style override."""
-        if _flavour.accepts_keyword(type(self.inner_optimizer).apply_gradients, "skip_gradients_aggregation"):
+        """Calls an inner optimizer's own `apply_gradients` with the arguments TF 2.4 passed it."""
+        inner = self.inner_optimizer
+        if not _forwarding.overrides_apply_gradients(inner):
             super()._apply_gradients(grads, wrapped_vars)
-        else:
-            self.inner_optimizer.apply_gradients(
-                list(zip(grads, wrapped_vars.value)), experimental_aggregate_gradients=False
-            )
+            return
+        args, kwargs = _forwarding.apply_gradients_arguments(inner, *self.__dict__.get("_tf24_call", (None, True)))
+        with _flavour.gradients_not_all_reduced(inner):  # Keras 2's wrapper has summed them already
+            inner.apply_gradients(list(zip(grads, wrapped_vars.value)), *args, **kwargs)
 
     def save_own_variables(self, store: Any) -> None:
         """Keras 2's layout (the inner optimizer's variables by position), then the counter and the scale."""

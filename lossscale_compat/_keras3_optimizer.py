@@ -27,7 +27,15 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
-from lossscale_compat import _checkpoint, _conversions, _flavour, _inner_access, _loss_scale, _strategy
+from lossscale_compat import (
+    _checkpoint,
+    _conversions,
+    _flavour,
+    _forwarding,
+    _inner_access,
+    _loss_scale,
+    _strategy,
+)
 
 # Any to mypy: base classes chosen at import time.
 _KerasLossScaleOptimizer: Any = _flavour.keras_loss_scale_optimizer()
@@ -246,33 +254,29 @@ class KerasLossScaleOptimizer(
         reciprocal = 1.0 / self.loss_scale
         return [_multiply(g, reciprocal) for g in grads]
 
-    def minimize(self, loss: Any, var_list: Any, tape: tf.GradientTape | None = None) -> Any:
+    def minimize(
+        self, loss: Any, var_list: Any, grad_loss: Any = None, name: Any = None, tape: tf.GradientTape | None = None
+    ) -> Any:
         """Scales `loss`, computes and unscales its gradients, and applies them, as TF 2.4 did."""
-        tape = tf.GradientTape() if tape is None else tape
-        if callable(loss):
-            with tape:
-                if callable(var_list):
-                    var_list = var_list()
-                tape.watch(var_list)
-                loss = loss()
-        elif callable(var_list):
-            var_list = var_list()
-        var_list = tf.nest.flatten(var_list)  # TF 2.4 took a single variable too
-        with tape:
-            scaled_loss = self.get_scaled_loss(loss)
-        grads = self.get_unscaled_gradients(tape.gradient(scaled_loss, var_list))
-        return self.apply_gradients(zip(grads, var_list))
+        return _forwarding.minimize(self, loss, var_list, grad_loss, name, tape)
 
     # --- applying gradients --------------------------------------------------------------------
 
     def apply_gradients(
         self, grads_and_vars: Any, name: str | None = None, experimental_aggregate_gradients: bool = True
     ) -> Any:
-        """TF 2.4's signature; `experimental_aggregate_gradients=False` takes gradients the caller already summed."""
-        if experimental_aggregate_gradients:
-            return super().apply_gradients(grads_and_vars)
-        with _flavour.gradients_not_all_reduced(self.inner_optimizer):
-            return super().apply_gradients(grads_and_vars)
+        """TF 2.4's signature; `experimental_aggregate_gradients=False` takes gradients the caller already summed.
+
+        Both arguments reach an inner optimizer's own `apply_gradients` as TF 2.4 passed them (see `_forwarding`).
+        """
+        self.__dict__["_tf24_call"] = (name, experimental_aggregate_gradients)
+        try:
+            if experimental_aggregate_gradients:
+                return super().apply_gradients(grads_and_vars)
+            with _flavour.gradients_not_all_reduced(self.inner_optimizer):
+                return super().apply_gradients(grads_and_vars)
+        finally:
+            self.__dict__.pop("_tf24_call", None)
 
     def build(self, var_list: Any) -> None:
         # Keras 3's build would add its own `dynamic_scale`/`step_counter`; the state lives in
@@ -321,12 +325,12 @@ class KerasLossScaleOptimizer(
     def _inner_apply(self, grads: list, trainable_variables: Any) -> None:
         """Applies through the inner optimizer's `apply_gradients` when a TF 2.4-style subclass overrides it."""
         inner = self.inner_optimizer
-        if type(inner).apply_gradients is tf.keras.optimizers.Optimizer.apply_gradients or trainable_variables is None:
+        if not _forwarding.overrides_apply_gradients(inner) or trainable_variables is None:
             inner.apply(grads, trainable_variables)
-        elif _flavour.accepts_keyword(type(inner).apply_gradients, "experimental_aggregate_gradients"):
-            inner.apply_gradients(list(zip(grads, trainable_variables)), experimental_aggregate_gradients=False)
-        else:
-            inner.apply_gradients(list(zip(grads, trainable_variables)))
+            return
+        # `fit` and `apply` come here without a TF 2.4 call: TF 2.4's `minimize` passed (None, True).
+        args, kwargs = _forwarding.apply_gradients_arguments(inner, *self.__dict__.get("_tf24_call", (None, True)))
+        inner.apply_gradients(list(zip(grads, trainable_variables)), *args, **kwargs)
 
     def _apply_or_skip(self, grads: list, apply: Callable[[], None]) -> None:
         """Updates the scale from `grads` and applies them, or skips the step when one is not finite.

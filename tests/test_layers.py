@@ -33,6 +33,7 @@ CODEMOD_LAYERS = {
         "rules.rename",
         "rules.site",
         "rules.tf1",
+        "rules.tf24_calls",
     },
     "facts": {"_scan", "_tf1", "_scopes", "_facts"},
     "helpers": {

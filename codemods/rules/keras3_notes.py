@@ -59,7 +59,7 @@ def _enclosing_class(facts: Facts, node: cst.CSTNode) -> cst.ClassDef | None:
     return owner if isinstance(owner, cst.ClassDef) else None
 
 
-def _holders(facts: Facts, calls: set[cst.Call]) -> tuple[set[cst.Name], set[tuple[cst.ClassDef, str]]]:
+def holders(facts: Facts, calls: set[cst.Call]) -> tuple[set[cst.Name], set[tuple[cst.ClassDef, str]]]:
     """The name targets and the (class, attribute) of `self.<attribute>` targets the `calls` are assigned to."""
     names: set[cst.Name] = set()
     attributes: set[tuple[cst.ClassDef, str]] = set()
@@ -81,7 +81,7 @@ def _holders(facts: Facts, calls: set[cst.Call]) -> tuple[set[cst.Name], set[tup
     return names, attributes
 
 
-def _holds(facts: Facts, node: cst.CSTNode, names: set[cst.Name], attributes: set[tuple[cst.ClassDef, str]]) -> bool:
+def holds(facts: Facts, node: cst.CSTNode, names: set[cst.Name], attributes: set[tuple[cst.ClassDef, str]]) -> bool:
     """Whether `node` reads a name bound (in some branch) to one of `names`, or `self.<attribute>` of the class."""
     if isinstance(node, cst.Name):
         scope = facts.scopes.get(node)
@@ -105,7 +105,7 @@ def _compiled_receivers(facts: Facts, calls: set[cst.Call], names: set[cst.Name]
             keyword = arg.keyword.value if arg.keyword is not None else None
             if arg.star or not (keyword == "optimizer" or (keyword is None and position == 0)):
                 continue
-            if arg.value in calls or _holds(facts, arg.value, names, set()):
+            if arg.value in calls or holds(facts, arg.value, names, set()):
                 receivers.add(cst.Module(body=[]).code_for_node(node.func.value))
     return receivers
 
@@ -138,10 +138,10 @@ def iterations_read_warnings(
     if not calls and not mixed_policy:
         return []
     warnings: Warnings = []
-    names, attributes = _holders(facts, calls)
+    names, attributes = holders(facts, calls)
     compiled = _compiled_receivers(facts, calls, names)
     shim_calls = _shim_wraps(decisions)
-    compiled_on_shim = _compiled_receivers(facts, shim_calls, _holders(facts, shim_calls)[0])
+    compiled_on_shim = _compiled_receivers(facts, shim_calls, holders(facts, shim_calls)[0])
     for node in facts.scanned:
         if not (isinstance(node, cst.Attribute) and node.attr.value == "iterations"):
             continue
@@ -154,7 +154,7 @@ def iterations_read_warnings(
             and receiver.attr.value == "optimizer"
             and (model in compiled or (mixed_policy and model not in compiled_on_shim))
         )
-        if model_optimizer or _holds(facts, receiver, names, attributes):
+        if model_optimizer or holds(facts, receiver, names, attributes):
             warnings.append((node, w.ITERATIONS_READ_NOTE))
     return warnings
 
@@ -229,10 +229,10 @@ def checkpointed_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit]) -> Ed
     for site, edit in decisions.items():
         if not isinstance(edit, Wrap) or edit.call not in _keras3_wraps(facts, {site: edit}):
             continue
-        names, attributes = _holders(facts, {edit.call})
+        names, attributes = holders(facts, {edit.call})
         checkpointed = any(
             value is edit.call
-            or _holds(facts, value, names, attributes)
+            or holds(facts, value, names, attributes)
             or (
                 (attribute := _getter_attribute(facts, value)) is not None
                 and (_enclosing_class(facts, value), attribute) in attributes

@@ -34,6 +34,8 @@ PROGRAMS = {
     "real_efficientdet": "float16",
     "real_deblur_gan": "float16",
     "real_classifier_trainer": "float16",
+    "real_albert_accumulation": "float16",
+    "real_dreamer_optimizer": "float16",
 }
 TARGETS = ("keras3", "tf_keras")
 STACK = "keras3" if _flavour.has_keras3_loss_scaling() else "keras2"
