@@ -65,20 +65,17 @@ def keras_public_prefix() -> str:
 
 
 @functools.cache
-def keras2_own_mixed_precision_module() -> str:
-    """How users spell Keras 2's own mixed-precision module apart from `tf.keras` (which legacy mode overlays)."""
-    return (
-        "tf_keras.mixed_precision"
-        if tf.keras.optimizers.SGD.__module__.startswith("tf_keras")
-        else ("keras.mixed_precision")
-    )
-
-
-@functools.cache
 def keras2_loss_scale_optimizer_for_new_optimizers() -> type[Any]:
     """Keras 2's concrete LossScaleOptimizer for `tf.keras.optimizers.Optimizer` (not OptimizerV2)."""
     module = sys.modules[keras_loss_scale_optimizer().__module__]
     return module.LossScaleOptimizerV3
+
+
+@functools.cache
+def keras2_loss_scale_optimizer_for_legacy_optimizers() -> type[Any]:
+    """Keras 2's concrete LossScaleOptimizer for `tf.keras.optimizers.legacy` optimizers: TF 2.4's class."""
+    module = sys.modules[keras_loss_scale_optimizer().__module__]
+    return module.LossScaleOptimizer
 
 
 def is_legacy_keras_optimizer(optimizer: Any) -> bool:
@@ -96,6 +93,9 @@ def deserialize_optimizer(config: Any, custom_objects: Any = None) -> Any:
     if not isinstance(config, dict):
         return config
     if not has_keras3_loss_scaling():
+        legacy_module = str(config.get("module", "")).endswith("optimizers.legacy")
+        if legacy_module or config.get("config", {}).get("is_legacy_optimizer") is True:  # Keras 2's OptimizerV2
+            return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=True)
         # Keras 2 picks its legacy OptimizerV2 for configs without this key, as TF 2.4's all are.
         config = dict(config, config=dict(config.get("config", {}), is_legacy_optimizer=False))
         return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=False)
