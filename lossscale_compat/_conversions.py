@@ -170,7 +170,7 @@ def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
                 f"settings {class_name} does not take."
             ) from error
         raise unknown from error
-    if not isinstance(inner, tf.keras.optimizers.Optimizer) and not _flavour.is_legacy_keras_optimizer(inner):
+    if not isinstance(inner, _flavour.current_optimizer_class()) and not _flavour.is_legacy_keras_optimizer(inner):
         # Keras 3 hands back what it could not resolve
         raise unknown
     return inner
@@ -182,7 +182,7 @@ def _known_optimizer(class_name: Any, custom_objects: Any) -> bool:
         probe = _flavour.deserialize_optimizer({"class_name": class_name, "config": {}}, custom_objects)
     except (ValueError, TypeError):
         return False
-    return isinstance(probe, tf.keras.optimizers.Optimizer)
+    return isinstance(probe, _flavour.current_optimizer_class()) or _flavour.is_legacy_keras_optimizer(probe)
 
 
 def _first_line(error: BaseException) -> str:

@@ -96,7 +96,7 @@ class KerasLossScaleOptimizer(
         except Exception:
             # Keras 2 marks the inner optimizer as wrapped before it checks the other arguments; a
             # failed construction must leave it free, as TF 2.4 did.
-            if isinstance(inner_optimizer, tf.keras.optimizers.Optimizer):
+            if isinstance(inner_optimizer, _flavour.current_optimizer_class()):
                 inner_optimizer._is_wrapped_by_loss_scale_optimizer = was_wrapped
             raise
         self._skipped_steps = _flavour.new_skipped_steps_counter()
