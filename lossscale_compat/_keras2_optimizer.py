@@ -174,7 +174,13 @@ class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimize
     ):
         _conversions.check_not_nested(inner_optimizer)
         _conversions.check_scale_arguments(initial_scale, dynamic_growth_steps)
-        super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
+        was_wrapped = getattr(inner_optimizer, "_is_wrapped_by_loss_scale_optimizer", False)
+        try:
+            super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
+        except Exception:
+            if _flavour.is_legacy_keras_optimizer(inner_optimizer):  # marked before the other checks, as above
+                inner_optimizer._is_wrapped_by_loss_scale_optimizer = was_wrapped
+            raise
         with tf.init_scope():
             self._skipped_steps = _flavour.new_skipped_steps_counter()
         self._track_trackable(self._skipped_steps, name="skipped_steps")  # delegated: the inner optimizer's
@@ -188,3 +194,4 @@ class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimize
 
 
 KerasLossScaleOptimizer._legacy_form = LegacyKerasLossScaleOptimizer
+LegacyKerasLossScaleOptimizer.__name__ = LegacyKerasLossScaleOptimizer._tf24_name  # in messages, as TF 2.4's

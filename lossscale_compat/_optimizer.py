@@ -62,6 +62,7 @@ if not _flavour.has_keras3_loss_scaling():
             super().__init__(optimizer, **_tf24_loss_scale_kwargs(loss_scale))
 
     LossScaleOptimizer._legacy_form = LegacyLossScaleOptimizer  # read by the metaclass
+    LegacyLossScaleOptimizer.__name__ = LegacyLossScaleOptimizer._tf24_name  # in messages, as TF 2.4's
     for legacy_form in (LegacyLossScaleOptimizer, LegacyKerasLossScaleOptimizer):  # the same names, overridden below
         _flavour.register_keras_serializable(legacy_form, name="KerasLossScaleOptimizer")
 

@@ -144,3 +144,20 @@ def test_keras3_refuses_a_tf24_style_subclass_naming_the_way_out(form):
     message = str(raised.value)
     assert "TF24Style" in message and "_resource_apply_dense" in message
     assert "TF_USE_LEGACY_KERAS=1" in message and "update_step" in message
+
+
+@keras2_only
+@pytest.mark.parametrize("case", ["SGD/v2_fixed", "SGD/v1_fixed"])
+def test_attribute_errors_name_tf24s_class(case):
+    """TF 2.4's messages named its classes, `LossScaleOptimizer` and `LossScaleOptimizerV1`."""
+    expected = "LossScaleOptimizerV1" if "/v1" in case else "LossScaleOptimizer"
+    with pytest.raises(AttributeError, match=f"^'{expected}' object has no attribute 'no_such_setting'"):
+        fresh(case).no_such_setting
+
+
+@keras2_only
+def test_a_failed_construction_leaves_the_legacy_optimizer_free():
+    inner = legacy_optimizers().SGD(1.0)
+    with pytest.raises(ValueError, match='"initial_scale" must be specified'):
+        KerasLossScaleOptimizer(inner, dynamic=False)
+    assert KerasLossScaleOptimizer(inner).inner_optimizer is inner
