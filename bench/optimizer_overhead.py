@@ -4,7 +4,8 @@ Same model, data and inner optimizer, in one process, in eager mode, in tf.funct
 on two models: a 2x512 MLP, where the matmuls dominate, and 60 Dense(16) layers (120 small
 variables), where the optimizer's own per-variable work dominates.
 Ours runs TF 2.4's custom loop (get_scaled_loss -> get_unscaled_gradients -> apply_gradients); the
-native class runs its own stack's idiom. Run it on each stack: `nox -s bench`.
+native class runs its own stack's idiom. Run it on each stack: `nox -s bench`. With BENCH_INNER=legacy (Keras 2
+only) the inner optimizers are TF 2.4's `OptimizerV2` (`tf.keras.optimizers.legacy`), in both classes.
 
 Then, for each form of ours (dynamic and fixed, in TF 2.4's loop and, on Keras 3, in Keras 3's loop), the time ratio
 in tf.function beside the ops, conditionals and loops of one traced step, nested function bodies included
@@ -28,6 +29,7 @@ from lossscale_compat import _flavour, _step_audit  # noqa: E402
 KERAS3 = _flavour.has_keras3_loss_scaling()
 STEPS = {"eager": 30, "function": 200, "xla": 200}
 REPEATS = int(os.environ.get("BENCH_REPEATS", "7"))
+LEGACY_INNER = os.environ.get("BENCH_INNER", "current") == "legacy"
 
 
 def mlp():
@@ -132,6 +134,16 @@ def counter_cost(iterations=20_000):
     return max(times[True] - times[False], 0.0) / iterations
 
 
+def inner_optimizers():
+    """`tf.keras.optimizers`, or with BENCH_INNER=legacy Keras 2's `OptimizerV2` family."""
+    if not LEGACY_INNER:
+        return tf.keras.optimizers
+    legacy = _flavour.tf24_optimizers_module()
+    if legacy is None:
+        sys.exit("BENCH_INNER=legacy needs Keras 2 (TF 2.15, or tf_keras with TF_USE_LEGACY_KERAS=1): Keras 3 has none")
+    return legacy
+
+
 def forms(model_name, layers, width):
     """Each form of ours against native in tf.function: the time ratio beside ops/conditionals/loops per step."""
     x = tf.random.stateless_normal((256, width), seed=(1, 2))
@@ -139,7 +151,7 @@ def forms(model_name, layers, width):
     runs = {}
     for form, (make, keras3_loop) in {"native": (None, None), **FORMS}.items():
         model = make_model(layers)
-        inner = tf.keras.optimizers.SGD(0.01, momentum=0.9)
+        inner = inner_optimizers().SGD(0.01, momentum=0.9)
         optimizer = tf.keras.mixed_precision.LossScaleOptimizer(inner) if make is None else make(inner)
         runs[form] = tf.function(make_step(model, optimizer, make is None, keras3_loop))
         timed(runs[form], x, y, 5)
@@ -157,9 +169,10 @@ def forms(model_name, layers, width):
 
 
 def main():
+    optimizers = inner_optimizers()
     print(
         f"TensorFlow {tf.__version__}, Keras {'3' if KERAS3 else '2'} "
-        f"({tf.keras.mixed_precision.LossScaleOptimizer.__module__})"
+        f"({tf.keras.mixed_precision.LossScaleOptimizer.__module__}), inner optimizers from {optimizers.__name__}"
     )
     for model_name, (layers, width) in MODELS.items():
         x = tf.random.stateless_normal((256, width), seed=(1, 2))
@@ -168,7 +181,7 @@ def main():
             runs = {}
             for native in (True, False):
                 model = make_model(layers)
-                inner = tf.keras.optimizers.SGD(0.01, momentum=0.9)
+                inner = optimizers.SGD(0.01, momentum=0.9)
                 optimizer = (
                     tf.keras.mixed_precision.LossScaleOptimizer(inner)
                     if native

@@ -122,6 +122,23 @@ def check_not_nested(inner_optimizer: Any) -> None:
         )
 
 
+# TF 2.4's `OptimizerV2` hooks, which a custom optimizer written against TF 2.4 overrides; Keras 3 calls none of them.
+OPTIMIZER_V2_HOOKS = ("_resource_apply_dense", "_resource_apply_sparse", "_create_slots")
+
+
+def check_not_optimizer_v2_style(inner_optimizer: Any) -> None:
+    """Refuses a custom optimizer written against TF 2.4's `OptimizerV2`, which Keras 3 would never call."""
+    cls = type(inner_optimizer)
+    hooks = [name for name in OPTIMIZER_V2_HOOKS if any(name in vars(base) for base in cls.__mro__)]
+    if hooks:
+        raise TypeError(
+            f"{cls.__name__} is written against TF 2.4's OptimizerV2 (it defines {', '.join(hooks)}), which Keras 3 "
+            "no longer has: these methods would never be called and the optimizer would not train. Run the program "
+            "on Keras 2 (`pip install tf_keras` and `TF_USE_LEGACY_KERAS=1`, where lossscale_compat trains it as TF "
+            "2.4 did), or port the optimizer to Keras 3 (`build` for slots, `update_step` for the update)."
+        )
+
+
 class IncompleteConfigError(ValueError, KeyError):
     """A config without its inner optimizer: a ValueError with a message now, a bare KeyError in TF 2.4."""
 
@@ -189,7 +206,8 @@ def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
                 f"settings {class_name} does not take."
             ) from error
         raise unknown from error
-    if not isinstance(inner, tf.keras.optimizers.Optimizer):  # Keras 3 hands back what it could not resolve
+    if not isinstance(inner, _flavour.current_optimizer_class()) and not _flavour.is_legacy_keras_optimizer(inner):
+        # Keras 3 hands back what it could not resolve
         raise unknown
     return inner
 
@@ -200,7 +218,7 @@ def _known_optimizer(class_name: Any, custom_objects: Any) -> bool:
         probe = _flavour.deserialize_optimizer({"class_name": class_name, "config": {}}, custom_objects)
     except (ValueError, TypeError):
         return False
-    return isinstance(probe, tf.keras.optimizers.Optimizer)
+    return isinstance(probe, _flavour.current_optimizer_class()) or _flavour.is_legacy_keras_optimizer(probe)
 
 
 def _first_line(error: BaseException) -> str:

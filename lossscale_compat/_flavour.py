@@ -65,25 +65,38 @@ def keras_public_prefix() -> str:
 
 
 @functools.cache
-def keras2_own_mixed_precision_module() -> str:
-    """How users spell Keras 2's own mixed-precision module apart from `tf.keras` (which legacy mode overlays)."""
-    return (
-        "tf_keras.mixed_precision"
-        if tf.keras.optimizers.SGD.__module__.startswith("tf_keras")
-        else ("keras.mixed_precision")
-    )
-
-
-@functools.cache
 def keras2_loss_scale_optimizer_for_new_optimizers() -> type[Any]:
     """Keras 2's concrete LossScaleOptimizer for `tf.keras.optimizers.Optimizer` (not OptimizerV2)."""
     module = sys.modules[keras_loss_scale_optimizer().__module__]
     return module.LossScaleOptimizerV3
 
 
+@functools.cache
+def keras2_loss_scale_optimizer_for_legacy_optimizers() -> type[Any]:
+    """Keras 2's concrete LossScaleOptimizer for `tf.keras.optimizers.legacy` optimizers: TF 2.4's class."""
+    module = sys.modules[keras_loss_scale_optimizer().__module__]
+    return module.LossScaleOptimizer
+
+
+# The stack's own `tf.keras.optimizers`, before legacy mode can overlay the name (it imports this module first).
+STACK_OPTIMIZERS: Any = tf.keras.optimizers
+
+
+def current_optimizer_class() -> type[Any]:
+    """The base class of the stack's current (not legacy) optimizers, whatever `tf.keras.optimizers` names now."""
+    return STACK_OPTIMIZERS.Optimizer
+
+
+def tf24_optimizers_module() -> Any:
+    """Keras 2's `tf.keras.optimizers.legacy`, which is TF 2.4's `OptimizerV2` family; None on Keras 3."""
+    if has_keras3_loss_scaling():
+        return None
+    return getattr(STACK_OPTIMIZERS, "legacy", None)
+
+
 def is_legacy_keras_optimizer(optimizer: Any) -> bool:
     """Whether `optimizer` is a Keras 2 `tf.keras.optimizers.legacy` optimizer (TF 2.4's OptimizerV2)."""
-    legacy: Any = getattr(tf.keras.optimizers, "legacy", None)
+    legacy: Any = getattr(STACK_OPTIMIZERS, "legacy", None)
     try:
         base = legacy.Optimizer
     except (AttributeError, ImportError):  # Keras 3 raises ImportError for `optimizers.legacy.*`
@@ -96,10 +109,13 @@ def deserialize_optimizer(config: Any, custom_objects: Any = None) -> Any:
     if not isinstance(config, dict):
         return config
     if not has_keras3_loss_scaling():
+        legacy_module = str(config.get("module", "")).endswith("optimizers.legacy")
+        if legacy_module or config.get("config", {}).get("is_legacy_optimizer") is True:  # Keras 2's OptimizerV2
+            return STACK_OPTIMIZERS.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=True)
         # Keras 2 picks its legacy OptimizerV2 for configs without this key, as TF 2.4's all are.
         config = dict(config, config=dict(config.get("config", {}), is_legacy_optimizer=False))
-        return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=False)
-    return tf.keras.optimizers.deserialize(config, custom_objects=custom_objects)
+        return STACK_OPTIMIZERS.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=False)
+    return STACK_OPTIMIZERS.deserialize(config, custom_objects=custom_objects)
 
 
 def register_keras_serializable(cls: type, name: str) -> type:

@@ -3,6 +3,10 @@
 Keras 2 kept TF 2.4's API and algorithm, so this class only adds what it lost: TF <= 2.3 configs,
 TF 2.4's slot accessors, and its pass-through of hyperparameters and clipping to the inner optimizer.
 It also keeps the loss-scale state in `.keras` and weights files, which Keras 2's own class drops.
+
+Given a `tf.keras.optimizers.legacy` optimizer (TF 2.4's `OptimizerV2`, or a custom subclass of it),
+the class builds its legacy form instead, as Keras 2's own class does: a subclass of Keras 2's
+`OptimizerV2` loss-scale optimizer, which is TF 2.4's class, TF1 graph mode included.
 """
 
 from __future__ import annotations
@@ -13,12 +17,62 @@ import tensorflow as tf
 
 from lossscale_compat import _checkpoint, _conversions, _flavour, _forwarding, _inner_access
 
-# Any to mypy: a base class chosen at import time.
+# Any to mypy: base classes chosen at import time.
 _Keras2LossScaleOptimizer: Any = _flavour.keras2_loss_scale_optimizer_for_new_optimizers()
+_Keras2LegacyLossScaleOptimizer: Any = _flavour.keras2_loss_scale_optimizer_for_legacy_optimizers()
+_Keras2Metaclass: Any = type(_Keras2LossScaleOptimizer)
+
+
+def _inner_argument(args: tuple, kwargs: dict) -> Any:
+    """The inner optimizer of a loss-scale optimizer's constructor call, by position or by either keyword."""
+    return args[0] if args else kwargs.get("inner_optimizer", kwargs.get("optimizer"))
+
+
+class ByInnerOptimizer(_Keras2Metaclass):
+    """Builds a class's legacy form (`_legacy_form`) for a legacy inner optimizer, as Keras 2's own class does.
+
+    An instance of the legacy form is an instance of the class too.
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        legacy_form = cls.__dict__.get("_legacy_form")
+        if legacy_form is not None and _flavour.is_legacy_keras_optimizer(_inner_argument(args, kwargs)):
+            return legacy_form(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        legacy_form = cls.__dict__.get("_legacy_form")
+        return super().__instancecheck__(instance) or (legacy_form is not None and isinstance(instance, legacy_form))
+
+
+class SkippedSteps:
+    """Counts the steps Keras 2's own skip logic skips, in `skipped_steps` (checkpointed)."""
+
+    _skipped_steps: tf.Variable
+
+    def _count_skips_of(self, state: Any) -> None:
+        """Wraps the scale state's `update`, which decides the skips; the count runs with its update op."""
+        update = state.update
+
+        def update_and_count(grads: Any) -> Any:
+            update_op, should_apply = update(grads)
+            count = self._skipped_steps.assign_add(tf.cast(tf.logical_not(should_apply), tf.int64))
+            return tf.group(update_op, count), should_apply  # TF1 graph mode runs only what the op depends on
+
+        state.update = update_and_count
+
+    @property
+    def skipped_steps(self) -> tf.Variable:
+        """How many steps were skipped for non-finite gradients (checkpointed; not in `.keras` files)."""
+        return self._skipped_steps
 
 
 class KerasLossScaleOptimizer(
-    _checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess, _Keras2LossScaleOptimizer
+    SkippedSteps,
+    _checkpoint.TF24CheckpointNames,
+    _inner_access.InnerOptimizerAccess,
+    _Keras2LossScaleOptimizer,
+    metaclass=ByInnerOptimizer,
 ):
     """TF 2.4's non-experimental `tf.keras.mixed_precision.LossScaleOptimizer`, on the installed Keras."""
 
@@ -29,20 +83,12 @@ class KerasLossScaleOptimizer(
     ):
         _conversions.check_not_nested(inner_optimizer)
         _conversions.check_scale_arguments(initial_scale, dynamic_growth_steps)
-        if _flavour.is_legacy_keras_optimizer(inner_optimizer):
-            kwargs = {"dynamic": dynamic, "initial_scale": initial_scale, "dynamic_growth_steps": dynamic_growth_steps}
-            # In legacy mode `tf.keras.mixed_precision.LossScaleOptimizer` is this class; Keras 2's own is elsewhere.
-            overlaid = getattr(tf.keras.mixed_precision, "LossScaleOptimizer", None) is KerasLossScaleOptimizer
-            prefix = _flavour.keras2_own_mixed_precision_module() if overlaid else None
-            call = _conversions.replacement_call(
-                {k: v for k, v in kwargs.items() if v is not None},
-                prefix or _flavour.keras_public_prefix(),
-                keras3=False,
-            )
+        if _flavour.is_legacy_keras_optimizer(inner_optimizer):  # a subclass of ours, which has no legacy form
             raise TypeError(
-                f"lossscale_compat's loss-scale optimizers wrap `tf.keras.optimizers` optimizers, but got the legacy "
-                f"optimizer {inner_optimizer}. Keras 2's own class is TF 2.4's for legacy optimizers: use {call}, "
-                f"or pass `tf.keras.optimizers.{type(inner_optimizer).__name__}` instead."
+                f"{type(self).__name__}, a subclass of lossscale_compat's loss-scale optimizer, wraps "
+                f"`tf.keras.optimizers` optimizers, but got the legacy optimizer {inner_optimizer}. Pass "
+                f"`tf.keras.optimizers.{type(inner_optimizer).__name__}` instead; "
+                "lossscale_compat.KerasLossScaleOptimizer itself takes legacy optimizers too."
             )
         was_wrapped = getattr(inner_optimizer, "_is_wrapped_by_loss_scale_optimizer", False)
         try:
@@ -50,29 +96,13 @@ class KerasLossScaleOptimizer(
         except Exception:
             # Keras 2 marks the inner optimizer as wrapped before it checks the other arguments; a
             # failed construction must leave it free, as TF 2.4 did.
-            if isinstance(inner_optimizer, tf.keras.optimizers.Optimizer):
+            if isinstance(inner_optimizer, _flavour.current_optimizer_class()):
                 inner_optimizer._is_wrapped_by_loss_scale_optimizer = was_wrapped
             raise
         self._skipped_steps = _flavour.new_skipped_steps_counter()
         self._track_trackable(self._skipped_steps, name="skipped_steps")
         if self.dynamic:
             self._count_skips_of(self._loss_scale)
-
-    def _count_skips_of(self, state: Any) -> None:
-        """Counts the steps Keras 2's own skip logic skips: its scale state's `update` decides them."""
-        update = state.update
-
-        def update_and_count(grads: Any) -> Any:
-            update_op, should_apply = update(grads)
-            self._skipped_steps.assign_add(tf.cast(tf.logical_not(should_apply), tf.int64))
-            return update_op, should_apply
-
-        state.update = update_and_count
-
-    @property
-    def skipped_steps(self) -> tf.Variable:
-        """How many steps were skipped for non-finite gradients (checkpointed; not in `.keras` files)."""
-        return self._skipped_steps
 
     def _trackable_children(self, save_type: Any = "checkpoint", **kwargs: Any) -> Any:
         children = super()._trackable_children(save_type, **kwargs)
@@ -141,3 +171,40 @@ class KerasLossScaleOptimizer(
     def _state_variables(self) -> list:
         scale_and_counter = _flavour.loss_scale_state_variables(self)
         return [] if scale_and_counter is None else [scale_and_counter[1], scale_and_counter[0]]
+
+
+class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimizer):
+    """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer` over a legacy (`OptimizerV2`) optimizer.
+
+    Keras 2's own class for these is TF 2.4's; this adds TF 2.4's argument checks, `skipped_steps`, and
+    configs of either form.
+    """
+
+    _tf24_name = "LossScaleOptimizer"
+
+    def __init__(
+        self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None, dynamic_growth_steps: Any = None
+    ):
+        _conversions.check_not_nested(inner_optimizer)
+        _conversions.check_scale_arguments(initial_scale, dynamic_growth_steps)
+        was_wrapped = getattr(inner_optimizer, "_is_wrapped_by_loss_scale_optimizer", False)
+        try:
+            super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
+        except Exception:
+            if _flavour.is_legacy_keras_optimizer(inner_optimizer):  # marked before the other checks, as above
+                inner_optimizer._is_wrapped_by_loss_scale_optimizer = was_wrapped
+            raise
+        with tf.init_scope():
+            self._skipped_steps = _flavour.new_skipped_steps_counter()
+        self._track_trackable(self._skipped_steps, name="skipped_steps")  # delegated: the inner optimizer's
+        if self.dynamic:
+            self._count_skips_of(self._loss_scale)
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: Any = None) -> Any:
+        inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
+        return KerasLossScaleOptimizer(inner, **kwargs)
+
+
+KerasLossScaleOptimizer._legacy_form = LegacyKerasLossScaleOptimizer
+LegacyKerasLossScaleOptimizer.__name__ = LegacyKerasLossScaleOptimizer._tf24_name  # in messages, as TF 2.4's

@@ -104,6 +104,7 @@ class KerasLossScaleOptimizer(
                 f'"inner_optimizer" must be an instance of `keras.optimizers.Optimizer`, but got: {inner_optimizer}.'
             )
         _conversions.check_not_nested(inner_optimizer)
+        _conversions.check_not_optimizer_v2_style(inner_optimizer)
         _conversions.check_scale_arguments(initial_scale, dynamic_growth_steps)
         if getattr(inner_optimizer, "_lossscale_compat_wrapped", False):
             raise ValueError(

@@ -14,6 +14,19 @@ else:
     from lossscale_compat._keras2_optimizer import KerasLossScaleOptimizer  # type: ignore[assignment]  # same API
 
 
+def _tf24_loss_scale_kwargs(loss_scale: Any) -> dict[str, Any]:
+    """The modern constructor's keyword arguments for TF 2.4's `loss_scale`, with the deprecation warning."""
+    kwargs = _conversions.loss_scale_to_kwargs(loss_scale)
+    warn_deprecated(
+        "`tf.keras.mixed_precision.experimental.LossScaleOptimizer` was removed from TensorFlow "
+        "after 2.8; the modern equivalent is "
+        + _conversions.replacement_call(kwargs, _flavour.keras_public_prefix(), _flavour.has_keras3_loss_scaling())
+        + ".",
+        "LossScaleOptimizer",
+    )
+    return kwargs
+
+
 class LossScaleOptimizer(KerasLossScaleOptimizer):
     """TF 2.4's `tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale)`.
 
@@ -24,15 +37,7 @@ class LossScaleOptimizer(KerasLossScaleOptimizer):
     _tf24_name = "LossScaleOptimizerV1"  # the class name TF 2.4's messages use
 
     def __init__(self, optimizer: Any, loss_scale: Any):
-        kwargs = _conversions.loss_scale_to_kwargs(loss_scale)
-        warn_deprecated(
-            "`tf.keras.mixed_precision.experimental.LossScaleOptimizer` was removed from TensorFlow "
-            "after 2.8; the modern equivalent is "
-            + _conversions.replacement_call(kwargs, _flavour.keras_public_prefix(), _flavour.has_keras3_loss_scaling())
-            + ".",
-            "LossScaleOptimizer",
-        )
-        super().__init__(optimizer, **kwargs)
+        super().__init__(optimizer, **_tf24_loss_scale_kwargs(loss_scale))
 
     @classmethod
     def from_config(cls, config: dict, custom_objects: Any = None) -> LossScaleOptimizer:
@@ -44,6 +49,22 @@ class LossScaleOptimizer(KerasLossScaleOptimizer):
         KerasLossScaleOptimizer.__init__(restored, inner, **kwargs)
         return restored
 
+
+if not _flavour.has_keras3_loss_scaling():
+    from lossscale_compat._keras2_optimizer import LegacyKerasLossScaleOptimizer
+
+    class LegacyLossScaleOptimizer(LegacyKerasLossScaleOptimizer):
+        """TF 2.4's experimental `LossScaleOptimizer(optimizer, loss_scale)` over a legacy (`OptimizerV2`) optimizer."""
+
+        _tf24_name = "LossScaleOptimizerV1"
+
+        def __init__(self, optimizer: Any, loss_scale: Any):
+            super().__init__(optimizer, **_tf24_loss_scale_kwargs(loss_scale))
+
+    LossScaleOptimizer._legacy_form = LegacyLossScaleOptimizer  # read by the metaclass
+    LegacyLossScaleOptimizer.__name__ = LegacyLossScaleOptimizer._tf24_name  # in messages, as TF 2.4's
+    for legacy_form in (LegacyLossScaleOptimizer, LegacyKerasLossScaleOptimizer):  # the same names, overridden below
+        _flavour.register_keras_serializable(legacy_form, name="KerasLossScaleOptimizer")
 
 # Serialized, both classes come back as KerasLossScaleOptimizer, as both came back as TF 2.4's
 # non-experimental class. TF 2.4's own name for the experimental class loads too.

@@ -33,7 +33,7 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
             f"been set to a mixed precision policy. Use one of the two, not both: the policy ({policy.name!r}, "
             "recommended) or the graph rewrite."
         )
-    if not isinstance(opt, tf.keras.optimizers.Optimizer):
+    if not isinstance(opt, _flavour.current_optimizer_class()) and not _flavour.is_legacy_keras_optimizer(opt):
         raise ValueError(f'"opt" must be an instance of a tf.keras.optimizers.Optimizer, but got: {opt}')
     wrapped = _optimizer.LossScaleOptimizer(opt, loss_scale)
     tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import warnings
 from typing import Any
@@ -21,6 +22,8 @@ _MISSING = object()
 _journal: list[tuple[Any, str, Any]] = []  # (object or sys.modules, name, previous value or _MISSING)
 _finder: _AfterTensorFlowImport | None = None
 _installed = False
+_tf24_optimizers = False  # install()'s choice: on Keras 2, tf.keras.optimizers gives TF 2.4's OptimizerV2
+TF24_OPTIMIZERS_VARIABLE = "LOSSSCALE_COMPAT_TF24_OPTIMIZERS"  # "1": TF 2.4's optimizers on Keras 2
 
 
 def _set(target: Any, name: str, value: Any) -> None:
@@ -58,7 +61,7 @@ def _apply() -> None:
     from lossscale_compat import _flavour
     from lossscale_compat.legacy import _keras_hooks, _namespaces, _v1_optimizer
 
-    for target, name, value in _namespaces.assignments(tf):
+    for target, name, value in _namespaces.assignments(tf, _tf24_optimizers):
         _set(target, name, value)
     model, method = _flavour.keras_compile_hook()
     _set(model, method, _keras_hooks.hooked(getattr(model, method), method))
@@ -125,12 +128,19 @@ def _remove_finder() -> None:
     _finder = None
 
 
-def install() -> None:
-    """Turns legacy mode on: TF 2.4's mixed-precision names resolve and train as in TF 2.4. Idempotent."""
-    global _installed, _finder
+def install(tf24_optimizers: bool | None = None) -> None:
+    """Turns legacy mode on: TF 2.4's mixed-precision names resolve and train as in TF 2.4. Idempotent.
+
+    `tf24_optimizers=True` (or LOSSSCALE_COMPAT_TF24_OPTIMIZERS=1) makes `tf.keras.optimizers` TF 2.4's
+    `OptimizerV2` family on Keras 2 (Keras 3 has no such family, so there it changes nothing).
+    """
+    global _installed, _finder, _tf24_optimizers
     if _installed:
         return
     _installed = True
+    if tf24_optimizers is None:
+        tf24_optimizers = os.environ.get(TF24_OPTIMIZERS_VARIABLE, "") not in ("", "0")
+    _tf24_optimizers = bool(tf24_optimizers)
     _deprecation.warn_once_per_process(True)
     if not sys.warnoptions:  # -W or PYTHONWARNINGS given: the user's own filters decide
         # Shown everywhere, not only in __main__ as DeprecationWarnings are; filters set later still win.

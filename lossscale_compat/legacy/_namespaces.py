@@ -40,8 +40,11 @@ def _names() -> dict[str, dict[str, Any]]:
     }
 
 
-def assignments(tf: Any) -> list[Assignment]:
-    """Every assignment legacy mode makes on the installed TensorFlow, in order."""
+def assignments(tf: Any, tf24_optimizers: bool = True) -> list[Assignment]:
+    """Every assignment legacy mode makes on the installed TensorFlow, in order.
+
+    With `tf24_optimizers`, on Keras 2, `tf.keras.optimizers` gives TF 2.4's `OptimizerV2` family.
+    """
     from lossscale_compat import _optimizer
 
     names = _names()
@@ -113,6 +116,9 @@ def assignments(tf: Any) -> list[Assignment]:
     out.append((sys.modules, "tensorflow.keras.mixed_precision", overlays[0]))
     out.append((sys.modules, "tensorflow.keras.mixed_precision.experimental", keras_experimental))
 
+    if tf24_optimizers:
+        out.extend(_tf24_optimizers())
+
     # The private modules TF <= 2.3 code imports (Horovod, OpenNMT and NVIDIA's examples among them).
     private = "tensorflow.python.keras.mixed_precision.experimental"
     modules = {
@@ -159,6 +165,29 @@ def _importable(tf: Any, out: list[Assignment]) -> list[Assignment]:
                 extra.append((sys.modules, prefix, value))
                 entries.add(prefix)
     return extra
+
+
+def _tf24_optimizers() -> list[Assignment]:
+    """On Keras 2, `tf.keras.optimizers` over the stack's, with its legacy (`OptimizerV2`) classes, `Optimizer`,
+    `get` and `deserialize` in place of today's, as TF 2.4 had them. Nothing on Keras 3, which has no OptimizerV2."""
+    legacy = _flavour.tf24_optimizers_module()
+    if legacy is None:
+        return []
+    stack = _flavour.STACK_OPTIMIZERS
+    names = {name: getattr(legacy, name) for name in dir(legacy) if not name.startswith("_")}
+
+    def get(identifier: Any, **kwargs: Any) -> Any:
+        """TF 2.4's `tf.keras.optimizers.get`: names and configs give `OptimizerV2` optimizers."""
+        return stack.get(identifier, **{"use_legacy_optimizer": True, **kwargs})
+
+    def deserialize(config: Any, custom_objects: Any = None, **kwargs: Any) -> Any:
+        """TF 2.4's `tf.keras.optimizers.deserialize`: configs give `OptimizerV2` optimizers."""
+        return stack.deserialize(config, custom_objects, **{"use_legacy_optimizer": True, **kwargs})
+
+    overlay = LegacyModule("tensorflow.keras.optimizers", {**names, "get": get, "deserialize": deserialize}, stack)
+    overlay.__path__ = list(getattr(stack, "__path__", []))  # `import tensorflow.keras.optimizers.schedules`
+    out: list[Assignment] = [(namespace, "optimizers", overlay) for namespace in _flavour.tf_keras_namespaces()]
+    return [*out, (sys.modules, "tensorflow.keras.optimizers", overlay)]
 
 
 def _log_device_compatibility_check(policy_name: str) -> None:

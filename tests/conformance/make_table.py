@@ -55,7 +55,7 @@ def render():
         "TF 2.4 ran its Keras tests in TF1 graph mode too. The `tf.compat.v1` tests below run in graph mode on",
         "every stack; the Keras optimizer tests run eagerly and under `tf.function` only: legacy mode keeps the",
         "stack's own `tf.keras.optimizers`, which have no TF1 graph mode (on Keras 2 the way out is",
-        "`tf.keras.optimizers.legacy` in Keras 2's own class, see [legacy_mode.md](legacy_mode.md#optimizers-tf-24s-optimizerv2-on-keras-2)).",
+        "`tf.keras.optimizers.legacy`, which both of lossscale_compat's classes take, see [legacy_mode.md](legacy_mode.md#optimizers-tf-24s-optimizerv2-on-keras-2)).",
         "",
     ]
     for path, tests in tf24_catalogue.TESTS.items():

@@ -10,9 +10,10 @@ from lossscale_compat import _flavour
 KERAS3 = _flavour.has_keras3_loss_scaling()
 
 
-def build_optimizer(form, inner):
-    """Our equivalent of the TF 2.4 optimizer a golden case built."""
-    return specs.lso(form, specs.inner_optimizer(inner, tf.keras.optimizers), lossscale_compat.LossScaleOptimizer,
+def build_optimizer(form, inner, optimizers=None):
+    """Our equivalent of the TF 2.4 optimizer a golden case built (inner from `optimizers`, else tf.keras's)."""
+    inner = specs.inner_optimizer(inner, optimizers or tf.keras.optimizers)
+    return specs.lso(form, inner, lossscale_compat.LossScaleOptimizer,
                      lossscale_compat.KerasLossScaleOptimizer, lossscale_compat.FixedLossScale,
                      lossscale_compat.DynamicLossScale)
 

@@ -51,6 +51,11 @@ def test_set_policy_infer():
         experimental.set_policy("float32")
 
 
+def optimizer_variables(optimizer):
+    """Today's `variables` property, or TF 2.4's `variables()` method (OptimizerV2, with tf24_optimizers)."""
+    return optimizer.variables() if callable(optimizer.variables) else optimizer.variables
+
+
 @keras2_only
 @pytest.mark.parametrize("make", ["dynamic", "fixed", "adam"])
 def test_h5_model_with_loss_scaling_loads(tmp_path, make):
@@ -65,7 +70,7 @@ def test_h5_model_with_loss_scaling_loads(tmp_path, make):
     model.save(path)
     loaded = tf.keras.models.load_model(path)
     assert float(loaded.optimizer.loss_scale) == float(opt.loss_scale)
-    for saved, restored in zip(opt.variables, loaded.optimizer.variables):
+    for saved, restored in zip(optimizer_variables(opt), optimizer_variables(loaded.optimizer)):
         np.testing.assert_array_equal(saved.numpy(), restored.numpy())
 
 
@@ -241,12 +246,6 @@ def test_subclass_keeps_its_own_name_in_messages():
 
 # --- TF 2.4's OptimizerV2 on Keras 2: what legacy mode gives (docs/legacy_mode.md, "Optimizers") -------------
 
-def keras2_own_loss_scale_optimizer():
-    import importlib
-
-    return importlib.import_module(_flavour.keras2_own_mixed_precision_module()).LossScaleOptimizer
-
-
 def schedule():
     return tf.keras.optimizers.schedules.ExponentialDecay(1.0, 10, 0.5)
 
@@ -259,29 +258,31 @@ def test_todays_optimizers_stay_todays_in_legacy_mode():
         opt.learning_rate(5)
 
 
-@keras2_only
-def test_legacy_optimizer_error_names_the_class_that_takes_it():
-    """A `tf.keras.optimizers.legacy` optimizer is refused with a call that reaches Keras 2's own class in legacy mode."""
-    with pytest.raises(TypeError) as raised:
-        mp().LossScaleOptimizer(tf.keras.optimizers.legacy.SGD(1.0))
-    assert f"`{_flavour.keras2_own_mixed_precision_module()}.LossScaleOptimizer(inner_optimizer)`" in str(raised.value)
+def wrap_tf24(form, inner):
+    """TF 2.4's spelling of each loss-scale optimizer form, as legacy mode resolves it."""
+    return mp().LossScaleOptimizer(inner) if form == "v2" else mp().experimental.LossScaleOptimizer(inner, "dynamic")
 
 
 @keras2_only
-def test_legacy_optimizers_with_keras2s_own_class_are_tf24s_optimizer_v2():
-    """Keras 2's own class over `tf.keras.optimizers.legacy` gives TF 2.4's OptimizerV2: a schedule is called with
-    a step, hyperparameters are variables, slots are read with `get_slot`, and TF1 graph mode trains."""
-    own = keras2_own_loss_scale_optimizer()
-    opt = own(tf.keras.optimizers.legacy.SGD(schedule(), momentum=0.5))
+@pytest.mark.parametrize("form", ["v2", "v1"])
+def test_legacy_optimizers_in_tf24s_classes_are_tf24s_optimizer_v2(form):
+    """`tf.keras.optimizers.legacy` in TF 2.4's classes (ours in legacy mode) gives TF 2.4's OptimizerV2: a schedule
+    is called with a step, hyperparameters are variables, slots are read with `get_slot`, and TF1 graph mode trains
+    and counts a skipped step."""
+    opt = wrap_tf24(form, tf.keras.optimizers.legacy.SGD(schedule(), momentum=0.5))
+    assert isinstance(opt, lossscale_compat.KerasLossScaleOptimizer)
     assert float(opt.learning_rate(5)) == float(schedule()(5))
     assert isinstance(opt.momentum, tf.Variable)
     var = tf.Variable(1.0)
     opt.minimize(lambda: var * 2.0, [var])
     assert float(opt.get_slot(var, "momentum")) == float(opt.inner_optimizer.get_slot(var, "momentum"))
     with tf.Graph().as_default():
-        var = tf.compat.v1.Variable(1.0)
-        step = own(tf.keras.optimizers.legacy.SGD(1.0)).minimize(lambda: var * 2.0, [var])
+        var, gradient = tf.compat.v1.Variable(1.0), tf.compat.v1.placeholder(tf.float32, [])
+        graph_opt = wrap_tf24(form, tf.keras.optimizers.legacy.SGD(1.0))
+        step = graph_opt.minimize(lambda: var * gradient, [var])
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.global_variables_initializer())
-            session.run(step)
+            session.run(step, {gradient: 2.0})
             assert session.run(var) < 1.0
+            session.run(step, {gradient: float("inf")})
+            assert session.run([graph_opt.skipped_steps, graph_opt.iterations]) == [1, 2]

@@ -180,30 +180,6 @@ def test_tpu_strategy_is_refused_with_bfloat16_advice(form, monkeypatch):
     check_error(expected, raised)
 
 
-@pytest.mark.skipif(keras3(), reason="`tf.keras.optimizers.legacy` exists on Keras 2 only")
-@pytest.mark.parametrize("form, suggested", [
-    ("v2", "`tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer)`"),
-    ("v1", "`tf.keras.mixed_precision.LossScaleOptimizer(inner_optimizer, dynamic=False, initial_scale=128)`"),
-])
-def test_legacy_inner_optimizer_is_refused_with_keras2s_own_call(form, suggested):
-    """A legacy (OptimizerV2) inner optimizer gets a TypeError naming the Keras 2 call that takes it."""
-    legacy = tf.keras.optimizers.legacy.SGD(1.0)
-    with pytest.raises(TypeError) as raised:
-        if form == "v2":
-            KerasLossScaleOptimizer(legacy)
-        else:
-            LossScaleOptimizer(legacy, 128)
-    assert suggested in str(raised.value)
-    assert "or pass `tf.keras.optimizers.SGD` instead" in str(raised.value)
-    # The suggested call works, and steps as ours does over the current SGD.
-    suggested_variable, ours_variable = tf.Variable(1.0), tf.Variable(1.0)
-    tf.keras.mixed_precision.LossScaleOptimizer(legacy, dynamic=False, initial_scale=128).minimize(
-        lambda: suggested_variable * 2.0, [suggested_variable])
-    KerasLossScaleOptimizer(tf.keras.optimizers.SGD(1.0), dynamic=False, initial_scale=128).minimize(
-        lambda: ours_variable * 2.0, [ours_variable])
-    assert float(suggested_variable.numpy()) == float(ours_variable.numpy()) != 1.0
-
-
 @pytest.mark.parametrize("cls", [LossScaleOptimizer, KerasLossScaleOptimizer])
 @pytest.mark.parametrize("config", [{}, {"dynamic": True}, ["SGD"]])
 def test_from_config_without_an_inner_optimizer_says_what_it_needs(cls, config):

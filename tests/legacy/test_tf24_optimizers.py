@@ -1,0 +1,118 @@
+"""Legacy mode on Keras 2 with `install(tf24_optimizers=True)` (or LOSSSCALE_COMPAT_TF24_OPTIMIZERS=1) gives TF 2.4
+code TF 2.4's optimizers (`OptimizerV2`), checked against TF 2.4.0's recorded values
+(tests/goldens/tf24_optimizer_v2.json); without it the stack's own stay."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tf24_goldens import GOLDEN_DIR
+
+import lossscale_compat
+import optimizer_v2_programs as programs
+from lossscale_compat import _flavour
+
+KERAS3 = _flavour.has_keras3_loss_scaling()
+GOLDENS = json.loads((GOLDEN_DIR / "tf24_optimizer_v2.json").read_text())["cases"]
+CASES = sorted(GOLDENS)
+keras2_only = pytest.mark.skipif(KERAS3, reason="Keras 3 has no OptimizerV2 to give back")
+
+
+@pytest.fixture
+def legacy_mode():
+    lossscale_compat.install(tf24_optimizers=True)
+    yield
+    lossscale_compat.uninstall()
+
+
+def tf24_program_optimizer(case_name):
+    """What a TF 2.4 program builds, spelled as TF 2.4 spelled it, in legacy mode."""
+    inner_name, form = case_name.split("/")
+    custom_class = programs.custom_momentum_sgd_class(tf.keras.optimizers.Optimizer)
+    inner = programs.inner_optimizer(inner_name, tf.keras.optimizers, custom_class)
+    mixed_precision = tf.keras.mixed_precision
+    return programs.wrap(form, inner, mixed_precision.experimental.LossScaleOptimizer, mixed_precision.LossScaleOptimizer)
+
+
+def assert_close(expected, actual):
+    if isinstance(expected, dict):
+        assert sorted(expected) == sorted(actual)
+        for key in expected:
+            assert_close(expected[key], actual[key])
+    elif isinstance(expected, list):
+        assert len(expected) == len(actual)
+        for e, a in zip(expected, actual):
+            assert_close(e, a)
+    elif isinstance(expected, float):
+        np.testing.assert_allclose(actual, expected, rtol=2e-6, atol=1e-7)
+    else:
+        assert actual == expected
+
+
+@keras2_only
+@pytest.mark.parametrize("case", CASES)
+def test_tf24_spelling_trains_as_tf24(legacy_mode, case):
+    optimizer = tf24_program_optimizer(case)
+    assert _flavour.is_legacy_keras_optimizer(optimizer.inner_optimizer)
+    assert_close(GOLDENS[case]["function"], programs.custom_loop(tf, optimizer, "function"))
+    assert_close(GOLDENS[case]["hyperparameters"], programs.hyperparameters(tf, tf24_program_optimizer(case)))
+
+
+@keras2_only
+@pytest.mark.parametrize("case", ["custom_momentum_sgd/v2_dynamic", "SGD/v1_fixed"])
+def test_tf24_spelling_fits_as_tf24(legacy_mode, case):
+    assert_close(GOLDENS[case]["fit"], programs.fit(tf, np, tf24_program_optimizer(case)))
+
+
+@keras2_only
+def test_names_get_deserialize_and_compile_strings_give_optimizer_v2(legacy_mode):
+    from tensorflow.keras.optimizers import Adam
+
+    legacy = _flavour.tf24_optimizers_module()
+    assert Adam is legacy.Adam and tf.keras.optimizers.Optimizer is legacy.Optimizer
+    assert isinstance(tf.keras.optimizers.get("adam"), legacy.Adam)
+    assert isinstance(tf.keras.optimizers.deserialize({"class_name": "SGD", "config": {"learning_rate": 0.5}}),
+                      legacy.SGD)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+    model.compile("rmsprop", "mse")
+    assert isinstance(model.optimizer, legacy.RMSprop)
+    assert isinstance(tf.keras.optimizers.schedules.ExponentialDecay(1.0, 10, 0.5), tf.keras.optimizers.schedules.LearningRateSchedule)
+
+
+@keras2_only
+def test_uninstall_gives_back_the_stacks_optimizers():
+    lossscale_compat.install(tf24_optimizers=True)
+    assert tf.keras.optimizers is not _flavour.STACK_OPTIMIZERS
+    lossscale_compat.uninstall()
+    assert tf.keras.optimizers is _flavour.STACK_OPTIMIZERS
+    assert not _flavour.is_legacy_keras_optimizer(tf.keras.optimizers.SGD())
+
+
+@keras2_only
+def test_the_environment_variable_turns_them_on(monkeypatch):
+    monkeypatch.setenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", "1")
+    lossscale_compat.install()
+    try:
+        assert tf.keras.optimizers.SGD is _flavour.tf24_optimizers_module().SGD
+    finally:
+        lossscale_compat.uninstall()
+
+
+@keras2_only
+@pytest.mark.parametrize("how", ["default", "argument", "environment"])
+def test_without_them_the_stacks_own_optimizers_stay(how, monkeypatch):
+    if how == "environment":
+        monkeypatch.setenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", "0")
+    lossscale_compat.install(**({"tf24_optimizers": False} if how == "argument" else {}))
+    try:
+        assert tf.keras.optimizers.SGD is _flavour.STACK_OPTIMIZERS.SGD
+        assert not _flavour.is_legacy_keras_optimizer(tf.keras.optimizers.get("sgd"))
+        assert tf.keras.mixed_precision.experimental.LossScaleOptimizer  # legacy mode itself is on
+    finally:
+        lossscale_compat.uninstall()
+
+
+@pytest.mark.skipif(not KERAS3, reason="on Keras 2 legacy mode gives OptimizerV2 (above)")
+def test_keras3_keeps_its_optimizers(legacy_mode):
+    assert tf.keras.optimizers.SGD is _flavour.STACK_OPTIMIZERS.SGD

@@ -1,0 +1,163 @@
+"""Both loss-scale optimizer forms take TF 2.4's `OptimizerV2` on Keras 2 (`tf.keras.optimizers.legacy`, and custom
+subclasses written against TF 2.4) and train them as TF 2.4.0 did; on Keras 3 such a subclass gets a clear error."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tf24_goldens import GOLDEN_DIR
+from tf24_optimizers import (KERAS3, OPTIMIZER_GOLDENS, assert_states_match, batch, build_optimizer, compiled, state,
+                             tf24_step)
+
+import optimizer_v2_programs as programs
+from lossscale_compat import KerasLossScaleOptimizer, LossScaleOptimizer
+
+GOLDENS = json.loads((GOLDEN_DIR / "tf24_optimizer_v2.json").read_text())["cases"]
+CASES = sorted(GOLDENS)
+CUSTOM_LOOP = OPTIMIZER_GOLDENS["custom_loop"]
+OUR_EXTRA_CHECKPOINT_KEY = "optimizer/skipped_steps/.ATTRIBUTES/VARIABLE_VALUE"  # docs/monitoring.md#skipped_steps
+keras2_only = pytest.mark.skipif(KERAS3, reason="Keras 3 has no OptimizerV2 (tested below for its error)")
+
+
+def legacy_optimizers():
+    return tf.keras.optimizers.legacy
+
+
+def fresh(case_name):
+    inner_name, form = case_name.split("/")
+    custom_class = programs.custom_momentum_sgd_class(legacy_optimizers().Optimizer)
+    inner = programs.inner_optimizer(inner_name, legacy_optimizers(), custom_class)
+    return programs.wrap(form, inner, LossScaleOptimizer, KerasLossScaleOptimizer)
+
+
+def assert_close(expected, actual):
+    """Equal structure; numbers equal to float32 rounding (Adam's and RMSprop's kernels round differently today)."""
+    if isinstance(expected, dict):
+        assert sorted(expected) == sorted(actual)
+        for key in expected:
+            assert_close(expected[key], actual[key])
+    elif isinstance(expected, list):
+        assert len(expected) == len(actual)
+        for e, a in zip(expected, actual):
+            assert_close(e, a)
+    elif isinstance(expected, float):
+        np.testing.assert_allclose(actual, expected, rtol=2e-6, atol=1e-7)
+    else:
+        assert actual == expected
+
+
+@keras2_only
+@pytest.mark.parametrize("mode", programs.MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_custom_loop_matches_tf24(case, mode):
+    optimizer = fresh(case)
+    assert isinstance(optimizer, KerasLossScaleOptimizer)
+    assert isinstance(optimizer, LossScaleOptimizer) is case.endswith(("v1_dynamic", "v1_fixed"))
+    assert_close(GOLDENS[case][mode], programs.custom_loop(tf, optimizer, mode))
+
+
+@keras2_only
+@pytest.mark.parametrize("case", CASES)
+def test_hyperparameters_are_tf24s_variables(case):
+    assert GOLDENS[case]["hyperparameters"]  # the golden read at least the learning rate
+    assert_close(GOLDENS[case]["hyperparameters"], programs.hyperparameters(tf, fresh(case)))
+
+
+@keras2_only
+@pytest.mark.parametrize("case", CASES)
+def test_checkpoint_has_tf24s_keys_and_our_skip_counter(case, tmp_path):
+    keys = programs.checkpoint_keys(tf, fresh(case), str(tmp_path))
+    assert OUR_EXTRA_CHECKPOINT_KEY in keys
+    assert sorted(set(keys) - {OUR_EXTRA_CHECKPOINT_KEY}) == GOLDENS[case]["checkpoint_keys"]
+
+
+@keras2_only
+@pytest.mark.parametrize("case", [c for c in CASES if c.startswith(("custom", "SGD"))])
+def test_fit_matches_tf24(case):
+    assert_close(GOLDENS[case]["fit"], programs.fit(tf, np, fresh(case)))
+
+
+@keras2_only
+@pytest.mark.parametrize("case", [c for c in CASES if c.startswith("custom")])
+def test_checkpoint_restores_into_a_fresh_optimizer_and_training_continues(case, tmp_path):
+    """Save after three steps, restore into a new wrapper over a new custom optimizer: the next steps are TF 2.4's."""
+    expected = GOLDENS[case]["eager"]
+    trained, var = fresh(case), tf.Variable([1.0, 2.0])
+    for grads in programs.GRADIENTS[:3]:
+        trained.apply_gradients([(tf.constant(grads), var)])  # as TF 2.4 applied them: not scaled, not unscaled
+    path = tf.train.Checkpoint(optimizer=trained, var=var).save(str(tmp_path / "ckpt"))
+    restored, restored_var = fresh(case), tf.Variable([0.0, 0.0])
+    tf.train.Checkpoint(optimizer=restored, var=restored_var).restore(path).assert_existing_objects_matched()
+    for grads, after in zip(programs.GRADIENTS[3:], expected[3:]):
+        restored.apply_gradients([(tf.constant(grads), restored_var)])
+        assert_close(after["var"], [float(x) for x in restored_var.numpy()])
+        assert float(restored.loss_scale) == after["loss_scale"]
+        assert int(restored.iterations.numpy()) == after["iterations"]
+
+
+@keras2_only
+def test_skipped_steps_counts_the_skipped_step():
+    optimizer = fresh("custom_momentum_sgd/v2_dynamic")
+    programs.custom_loop(tf, optimizer, "function")
+    assert int(optimizer.skipped_steps.numpy()) == 1  # GRADIENTS has one non-finite step
+
+
+@keras2_only
+@pytest.mark.parametrize("mode", ["eager", "function", "jit"])
+@pytest.mark.parametrize("case", CUSTOM_LOOP, ids=[c["name"] for c in CUSTOM_LOOP])
+def test_optimizer_goldens_with_legacy_inner_optimizers(case, mode):
+    """The recorded custom-loop cases (tests/goldens/optimizer.json), with TF 2.4's own `OptimizerV2` inside."""
+    kernel = tf.Variable(case["initial_kernel"], dtype=tf.float32, name="kernel")
+    optimizer = build_optimizer(case["form"], case["inner"], legacy_optimizers())
+
+    def forward(x, y):
+        return tf.reduce_mean(tf.square(tf.matmul(x, kernel) - y))
+
+    step = compiled(tf24_step(optimizer, [kernel], forward), mode)
+    observed = [state(optimizer, [kernel], step(*batch(data))) for data in case["data"]["batches"]]
+    tolerance = dict(rtol=2e-5, atol=2e-5) if case["inner"]["class_name"] == "Adam" else {}
+    assert_states_match(case["modes"][mode]["steps"], observed, **tolerance)
+
+
+@keras2_only
+def test_a_subclass_of_ours_given_a_legacy_optimizer_says_what_to_do():
+    class MyLossScaleOptimizer(KerasLossScaleOptimizer):
+        pass
+
+    with pytest.raises(TypeError, match="lossscale_compat.KerasLossScaleOptimizer itself takes legacy optimizers"):
+        MyLossScaleOptimizer(legacy_optimizers().SGD(1.0))
+
+
+@pytest.mark.skipif(not KERAS3, reason="on Keras 2 such a subclass is TF 2.4's OptimizerV2 and trains (above)")
+@pytest.mark.parametrize("form", ["v2_dynamic", "v1_fixed"])
+def test_keras3_refuses_a_tf24_style_subclass_naming_the_way_out(form):
+    class TF24Style(tf.keras.optimizers.SGD):
+        def _create_slots(self, var_list):
+            raise AssertionError("never called on Keras 3")
+
+        def _resource_apply_dense(self, grad, var, apply_state=None):
+            raise AssertionError("never called on Keras 3")
+
+    with pytest.raises(TypeError) as raised:
+        programs.wrap(form, TF24Style(0.1), LossScaleOptimizer, KerasLossScaleOptimizer)
+    message = str(raised.value)
+    assert "TF24Style" in message and "_resource_apply_dense" in message
+    assert "TF_USE_LEGACY_KERAS=1" in message and "update_step" in message
+
+
+@keras2_only
+@pytest.mark.parametrize("case", ["SGD/v2_fixed", "SGD/v1_fixed"])
+def test_attribute_errors_name_tf24s_class(case):
+    """TF 2.4's messages named its classes, `LossScaleOptimizer` and `LossScaleOptimizerV1`."""
+    expected = "LossScaleOptimizerV1" if "/v1" in case else "LossScaleOptimizer"
+    with pytest.raises(AttributeError, match=f"^'{expected}' object has no attribute 'no_such_setting'"):
+        fresh(case).no_such_setting
+
+
+@keras2_only
+def test_a_failed_construction_leaves_the_legacy_optimizer_free():
+    inner = legacy_optimizers().SGD(1.0)
+    with pytest.raises(ValueError, match='"initial_scale" must be specified'):
+        KerasLossScaleOptimizer(inner, dynamic=False)
+    assert KerasLossScaleOptimizer(inner).inner_optimizer is inner
