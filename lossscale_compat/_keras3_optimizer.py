@@ -216,6 +216,19 @@ class KerasLossScaleOptimizer(
             self.__dict__["_adopted_iterations"] = value
 
     @property
+    def learning_rate(self) -> Any:
+        """The inner optimizer's learning rate as TF 2.4 handed it out: its schedule, or a TensorFlow variable.
+
+        Keras 3 reads the inner optimizer's own, never this, when it applies gradients.
+        """
+        schedule = _flavour.learning_rate_schedule(self.inner_optimizer)
+        return _flavour.tf24_hyperparameter(self.inner_optimizer.learning_rate) if schedule is None else schedule
+
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        self.inner_optimizer.learning_rate = value
+
+    @property
     def lr(self) -> Any:
         return self.learning_rate
 
