@@ -13,7 +13,7 @@ from dataclasses import dataclass
 # TensorFlow minor -> (the oldest Keras its wheel accepts, the newest Keras it accepts), from each
 # `tensorflow-cpu` wheel's `Requires-Dist: keras` line, and whether it has a tf_keras (TF_USE_LEGACY_KERAS=1).
 # The newest Keras is the newest release on PyPI that pip resolves next to that TensorFlow.
-TENSORFLOW: dict[str, tuple[str, str, bool]] = {
+TENSORFLOW: dict[str, tuple[str, str, bool] | tuple[str, str, bool, str]] = {
     "2.15": ("2.15.0", "2.15.0", False),  # keras>=2.15.0,<2.16: Keras 2, built in
     "2.16": ("3.0.0", "3.15.1", True),  # keras>=3.0.0
     "2.17": ("3.2.0", "3.15.1", True),  # keras>=3.2.0
