@@ -174,12 +174,10 @@ def tf24_variable(variable: Any) -> Any:
 
 
 def tf24_hyperparameter(value: Any) -> Any:
-    """An optimizer's hyperparameter as TF 2.4 handed it out: a TensorFlow variable where Keras 3 keeps its own.
+    """The TensorFlow variable behind a Keras 3 variable, which TF 2.4's `tf.keras.backend.set_value` took.
 
-    TF 2.4's `opt.lr` was a `tf.Variable`, which `float()`, `.numpy()`, `tf.keras.backend.get_value`/`set_value`
-    and `.assign` all take. Keras 3.0-3.4's variables lack `__float__`, and no Keras 3's `set_value` takes a Keras
-    variable (it reads `dtype.name` of a string dtype), so a Keras variable is handed out as the TensorFlow variable
-    behind it. Anything else (a schedule's current value, a tf_keras variable) is handed out as it is.
+    No Keras 3's `set_value` takes a Keras variable (it reads `dtype.name` of a string dtype). Anything else
+    (a `tf.Variable`, a tf_keras variable, a tensor) is returned as it is.
     """
     if isinstance(value, tf.Variable):
         return value

@@ -217,12 +217,12 @@ class KerasLossScaleOptimizer(
 
     @property
     def learning_rate(self) -> Any:
-        """The inner optimizer's learning rate as TF 2.4 handed it out: its schedule, or a TensorFlow variable.
+        """The inner optimizer's learning rate as TF 2.4 handed it out: its schedule, or its very variable.
 
         Keras 3 reads the inner optimizer's own, never this, when it applies gradients.
         """
         schedule = _flavour.learning_rate_schedule(self.inner_optimizer)
-        return _flavour.tf24_hyperparameter(self.inner_optimizer.learning_rate) if schedule is None else schedule
+        return self.inner_optimizer.learning_rate if schedule is None else schedule
 
     @learning_rate.setter
     def learning_rate(self, value: Any) -> None:

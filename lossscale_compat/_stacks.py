@@ -226,7 +226,8 @@ def tested_range(keras_2: bool) -> dict[str, tuple[str, str]]:
 def untested_reason(tensorflow: str, keras: str) -> str | None:
     """Why this TensorFlow/Keras pair is outside the tested range (compared by minor release), or None."""
     keras_2 = keras.startswith("2.")
-    if any((stack.prerelease, stack.keras) == (tensorflow, keras) for stack in PRERELEASE_STACKS):
+    # TensorFlow's own `__version__` spells a candidate "2.22.0-rc0", its wheel "2.22.0rc0".
+    if any((stack.prerelease, stack.keras) == (tensorflow.replace("-", ""), keras) for stack in PRERELEASE_STACKS):
         return None
     ranges = tested_range(keras_2)
     outside = [

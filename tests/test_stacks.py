@@ -49,13 +49,14 @@ def test_moving_the_candidate_to_final_is_one_line_in_the_data_table(monkeypatch
     monkeypatch.setattr(_stacks, "TENSORFLOW", tensorflow)
     stacks = _stacks._stacks_of("2.22", *tensorflow["2.22"])
     assert [(stack.name, stack.prerelease, stack.requirements) for stack in stacks] == [
-        ("tf222-keras3", "", ["tensorflow-cpu==2.22.*", "keras==3.16.0"])
+        ("tf222-keras3.16", "", ["tensorflow-cpu==2.22.*", "keras==3.16.0"])
     ]
 
 
 def test_the_tested_candidate_is_not_warned_about_but_its_final_release_is():
     (stack,) = _stacks.PRERELEASE_STACKS
     assert _stacks.untested_reason(stack.prerelease, stack.keras) is None
+    assert _stacks.untested_reason(stack.prerelease.replace("rc", "-rc"), stack.keras) is None  # tf.__version__
     assert "not with TensorFlow 2.22.0." in _stacks.untested_reason("2.22.0", "3.15.1")
 
 

@@ -31,8 +31,7 @@ def constant_reads(wrap):
         "get_value_lr": attempt(lambda: K.get_value(opt.lr)),
         "get_value_learning_rate": attempt(lambda: K.get_value(opt.learning_rate)),
     }
-    K.set_value(opt.lr, 0.2)
-    out["after_set_value"] = attempt(lambda: float(opt.lr))
+    out["after_set_value"] = attempt(lambda: (K.set_value(opt.lr, 0.2), float(opt.lr))[1])
     opt.lr = 0.05
     out["after_lr_assignment"] = attempt(lambda: float(opt.lr))
     out["after_lr_assignment_get_value"] = attempt(lambda: K.get_value(opt.learning_rate))

@@ -16,10 +16,10 @@ def _set_learning_rate(optimizer: Any, value: Any) -> None:
 
 def _tf24_learning_rate(optimizer: Any) -> Any:
     schedule = _flavour.learning_rate_schedule(optimizer)
-    return _flavour.tf24_hyperparameter(optimizer.learning_rate) if schedule is None else schedule
+    return optimizer.learning_rate if schedule is None else schedule
 
 
-# TF 2.4's `optimizer.lr`, which Keras 3's optimizers dropped: a TensorFlow variable, as TF 2.4 handed it out.
+# TF 2.4's `optimizer.lr`, which Keras 3's optimizers dropped: `learning_rate`, or the schedule it was given.
 LR_ALIAS = property(
     lambda optimizer: _tf24_learning_rate(optimizer),
     _set_learning_rate,

@@ -74,20 +74,26 @@ def test_legacy_mode_calls_a_learning_rate_schedule_as_tf24(legacy_reads, wrap, 
     assert_reads_like_tf24(legacy_reads[wrap]["schedule"], GOLDEN[wrap]["schedule"], calls)
 
 
+@pytest.mark.skipif(
+    _flavour.keras_variable_class_without_float() is not None,
+    reason="Keras 3.0-3.4's variables lack `__float__`; only legacy mode adds it (docs/legacy_mode.md)",
+)
 def test_our_optimizers_used_directly_read_as_tf24():
-    """Without legacy mode: lossscale_compat's two classes, as migrated-by-hand code builds them."""
+    """Without legacy mode: lossscale_compat's two classes, as migrated-by-hand code builds them. Keras 3's own
+    `tf.keras.backend.set_value` refuses a Keras variable there; legacy mode adapts it (the test above)."""
     wraps = {
         "experimental_lso": lambda opt: lossscale_compat.LossScaleOptimizer(opt, "dynamic"),
         "lso": lambda opt: lossscale_compat.KerasLossScaleOptimizer(opt),
     }
     got = program().reads(wraps)
+    keys = [key for key in constant_keys() if KERAS_2 or key != "after_set_value"]
     for wrap in wraps:
-        assert_reads_like_tf24(got[wrap], GOLDEN[wrap], constant_keys())
+        assert_reads_like_tf24(got[wrap], GOLDEN[wrap], keys)
         if not KERAS_2:
             assert_reads_like_tf24(got[wrap]["schedule"], GOLDEN[wrap]["schedule"], LEARNING_RATE_CALLS + LR_CALLS)
 
 
-def test_a_keras_variable_learning_rate_is_handed_out_as_a_tensorflow_variable():
-    optimizer = lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(learning_rate=0.25))
-    assert isinstance(optimizer.lr, tf.Variable)
-    assert float(optimizer.lr) == 0.25
+def test_the_learning_rate_is_the_inner_optimizers_very_variable_as_in_tf24():
+    inner = tf.keras.optimizers.SGD(learning_rate=0.25)
+    optimizer = lossscale_compat.KerasLossScaleOptimizer(inner)
+    assert optimizer.lr is inner.learning_rate and optimizer.learning_rate is inner.learning_rate
