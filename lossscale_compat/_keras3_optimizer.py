@@ -216,21 +216,13 @@ class KerasLossScaleOptimizer(
             self.__dict__["_adopted_iterations"] = value
 
     @property
-    def learning_rate(self) -> Any:
-        """The inner optimizer's learning rate as TF 2.4 handed it out: its schedule, or its very variable.
+    def lr(self) -> Any:
+        """TF 2.4's alias of `learning_rate`; the schedule itself when the inner optimizer has one, as in TF 2.4.
 
-        Keras 3 reads the inner optimizer's own, never this, when it applies gradients.
+        `learning_rate` stays Keras 3's current value: Keras's callbacks (`ReduceLROnPlateau`) read it as a number.
         """
         schedule = _flavour.learning_rate_schedule(self.inner_optimizer)
-        return self.inner_optimizer.learning_rate if schedule is None else schedule
-
-    @learning_rate.setter
-    def learning_rate(self, value: Any) -> None:
-        self.inner_optimizer.learning_rate = value
-
-    @property
-    def lr(self) -> Any:
-        return self.learning_rate
+        return self.learning_rate if schedule is None else schedule
 
     @lr.setter
     def lr(self, value: Any) -> None:
