@@ -51,16 +51,13 @@ def tests(session: nox.Session, stack: str) -> None:
     """Runs the whole suite on the three main stacks, and the core tests (lossscale_compat/_stacks.py) on the rest."""
     env = install_stack(session, stack, "[test]")
     # Two pytest workers: CI has two cores, and most of a test's time is single-threaded Python.
-    gpu_build = stacks.STACKS_BY_NAME[stack].gpu_build
-    core = stacks.GPU_BUILD_TESTS if gpu_build else stacks.CORE_TESTS
-    selected = ["-n", "2"] + ([] if stacks.STACKS_BY_NAME[stack].full_suite else list(core))
+    selected = ["-n", "2", *stacks.STACKS_BY_NAME[stack].tests]
     if any(Path(arg.split("::")[0]).exists() for arg in session.posargs):  # tests named on the command line
         selected = []
     RESULTS.mkdir(parents=True, exist_ok=True)
     junit = RESULTS / f"{stack}.xml"
     junit.unlink(missing_ok=True)
-    ran = "whole suite" if stacks.STACKS_BY_NAME[stack].full_suite else "core tests"
-    ran += " (the GPU build: tests/gpu and a few core tests)" if gpu_build else ""
+    ran = stacks.STACKS_BY_NAME[stack].ran
     try:
         session.run("pytest", *selected, *session.posargs, f"--junitxml={junit}", env=env)
     finally:
@@ -82,7 +79,8 @@ def _record(session: nox.Session, stack: str, junit: Path, ran: str, env: dict) 
     versions = session.run(
         "python",
         "-c",
-        "import importlib.metadata as m, json; names = ('tensorflow-cpu', 'tensorflow', 'keras', 'tf-keras'); "
+        "import importlib.metadata as m, json; "
+        "names = ('tensorflow-cpu', 'tensorflow', 'keras', 'keras-nightly', 'tf-keras'); "
         "print(json.dumps({n: v for n in names if (v := next((d.version for d in m.distributions() "
         "if d.metadata['Name'].lower().replace('_', '-') == n), None))}))",
         silent=True,

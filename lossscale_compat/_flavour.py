@@ -189,6 +189,50 @@ def tf24_variable(variable: Any) -> Any:
     return variable if hasattr(type(variable), "__int__") else variable.value
 
 
+def tf24_hyperparameter(value: Any) -> Any:
+    """The TensorFlow variable behind a Keras 3 variable, which TF 2.4's `tf.keras.backend.set_value` took.
+
+    No Keras 3's `set_value` takes a Keras variable (it reads `dtype.name` of a string dtype). Anything else
+    (a `tf.Variable`, a tf_keras variable, a tensor) is returned as it is.
+    """
+    if isinstance(value, tf.Variable):
+        return value
+    behind = getattr(value, "value", None)
+    return behind if isinstance(behind, tf.Variable) else value
+
+
+def learning_rate_schedule(optimizer: Any) -> Any:
+    """The schedule a Keras optimizer was given as its learning rate, or None.
+
+    TF 2.4's `opt.learning_rate` and `opt.lr` were that schedule (`opt.learning_rate(step)`); Keras 3's
+    `learning_rate` is its value at the current step, and the schedule is kept in `_learning_rate`.
+    """
+    value = getattr(optimizer, "_learning_rate", None)
+    return value if isinstance(value, tf.keras.optimizers.schedules.LearningRateSchedule) else None
+
+
+def keras_variable_class_without_float() -> Any:
+    """Keras 3's variable class if `float()` and `int()` cannot take its variables (Keras 3.0-3.4), else None."""
+    if not has_keras3_loss_scaling():
+        return None
+    package = tf.keras.__name__.split(".")[0]
+    exported = getattr(importlib.import_module(package), "Variable", None)
+    # `keras.Variable` is a subclass of the backend's own variable class: take Keras' base of both.
+    keras_classes = [cls for cls in getattr(exported, "__mro__", ()) if cls.__module__.split(".")[0] == package]
+    if not keras_classes or hasattr(keras_classes[-1], "__float__"):
+        return None
+    return keras_classes[-1]
+
+
+def keras3_legacy_backend() -> Any:
+    """`tf.keras.backend` when it is Keras 3's, whose `set_value` fails on a Keras variable, else None.
+
+    Keras 3's `set_value` builds `np.asarray(value, dtype=x.dtype.name)`, and a Keras variable's `dtype` is a
+    string; it takes the TensorFlow variable behind it (`tf24_hyperparameter`).
+    """
+    return tf.keras.backend if has_keras3_loss_scaling() else None
+
+
 def is_base_constructor_counter(loss_scale_optimizer: Any) -> bool:
     """Whether `iterations` is being set by the Keras 3 base optimizer's constructor, before the inner optimizer.
 

@@ -226,7 +226,12 @@ class KerasLossScaleOptimizer(
 
     @property
     def lr(self) -> Any:
-        return self.learning_rate
+        """TF 2.4's alias of `learning_rate`; the schedule itself when the inner optimizer has one, as in TF 2.4.
+
+        `learning_rate` stays Keras 3's current value: Keras's callbacks (`ReduceLROnPlateau`) read it as a number.
+        """
+        schedule = _flavour.learning_rate_schedule(self.inner_optimizer)
+        return self.learning_rate if schedule is None else schedule
 
     @lr.setter
     def lr(self, value: Any) -> None:

@@ -79,6 +79,13 @@ def _apply() -> None:
     optimizer_without_lr = _flavour.keras_optimizer_without_lr()
     if optimizer_without_lr is not None:
         _set(optimizer_without_lr, "lr", _keras_hooks.LR_ALIAS)
+    variable_without_float = _flavour.keras_variable_class_without_float()
+    if variable_without_float is not None:
+        _set(variable_without_float, "__float__", _keras_hooks.keras_variable_float)
+        _set(variable_without_float, "__int__", _keras_hooks.keras_variable_int)
+    keras3_backend = _flavour.keras3_legacy_backend()
+    if keras3_backend is not None:
+        _set(keras3_backend, "set_value", _keras_hooks.set_value_of_tf_variables(keras3_backend.set_value))
     model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
     if model_without_tf_format is not None:
         _set(

@@ -14,10 +14,37 @@ def _set_learning_rate(optimizer: Any, value: Any) -> None:
     optimizer.learning_rate = value
 
 
-# TF 2.4's `optimizer.lr`, which Keras 3's optimizers dropped.
+def _tf24_learning_rate(optimizer: Any) -> Any:
+    schedule = _flavour.learning_rate_schedule(optimizer)
+    return optimizer.learning_rate if schedule is None else schedule
+
+
+# TF 2.4's `optimizer.lr`, which Keras 3's optimizers dropped: `learning_rate`, or the schedule it was given.
 LR_ALIAS = property(
-    lambda optimizer: optimizer.learning_rate, _set_learning_rate, doc="TF 2.4's alias of `learning_rate`."
+    lambda optimizer: _tf24_learning_rate(optimizer),
+    _set_learning_rate,
+    doc="TF 2.4's alias of `learning_rate`.",
 )
+
+
+def keras_variable_float(variable: Any) -> float:
+    """`float(v)` of a Keras variable, as TF 2.4's `float(opt.learning_rate)` took its `tf.Variable`."""
+    return float(variable.numpy())
+
+
+def keras_variable_int(variable: Any) -> int:
+    """`int(v)` of a Keras variable, as TF 2.4's `int(opt.iterations)` took its `tf.Variable`."""
+    return int(variable.numpy())
+
+
+def set_value_of_tf_variables(original: Callable) -> Callable:
+    """Keras 3's `tf.keras.backend.set_value`, given the TensorFlow variable behind a Keras variable."""
+
+    @functools.wraps(original)
+    def set_value(x: Any, value: Any) -> Any:
+        return original(_flavour.tf24_hyperparameter(x), value)
+
+    return set_value
 
 
 def wrap_for_policy(optimizer: Any, policy: Any) -> Any:
