@@ -115,16 +115,22 @@ def _lines(text: str) -> list[str]:
     return io.StringIO(text, newline="").readlines()
 
 
-def annotate(data: bytes, findings: Iterable[w.Finding]) -> bytes:
-    """Returns `data` with a comment for each LSC1xx finding not annotated yet (`data` itself where none can go)."""
+def _read(data: bytes) -> tuple[list[str], dict[int, tuple[int, str]], str] | None:
+    """(the lines, where each line's code ends with its comment, the encoding), or None where no comment can go."""
     decoded = _decode(data)
     if decoded is None:
-        return data
+        return None
     text, encoding = decoded
     ends = _line_ends(text)
-    if ends is None:
+    return None if ends is None else (_lines(text), ends, encoding)
+
+
+def annotate(data: bytes, findings: Iterable[w.Finding]) -> bytes:
+    """Returns `data` with a comment for each LSC1xx finding not annotated yet (`data` itself where none can go)."""
+    read = _read(data)
+    if read is None:
         return data
-    lines = _lines(text)
+    lines, ends, encoding = read
     added: dict[int, list[str]] = {}
     for finding in sorted(findings, key=lambda f: (f.line, f.code)):
         if not finding.code.startswith("LSC1"):
@@ -148,14 +154,10 @@ def annotate(data: bytes, findings: Iterable[w.Finding]) -> bytes:
 
 def strip(data: bytes) -> bytes:
     """Returns `data` without its `# lossscale-compat:` annotations (comments only, never a string's text)."""
-    decoded = _decode(data)
-    if decoded is None:
+    read = _read(data)
+    if read is None:
         return data
-    text, encoding = decoded
-    ends = _line_ends(text)
-    if ends is None:
-        return data
-    lines = _lines(text)
+    lines, ends, encoding = read
     changed = False
     for row, (col, comment) in ends.items():
         if PREFIX not in comment or row > len(lines):

@@ -38,12 +38,7 @@ def read_regular(path: str) -> bytes:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise NotRegular(f"not a regular file ({kind(mode)}), skipped")
-        chunks: list[bytes] = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+        return read_all(fd)
     finally:
         os.close(fd)
 
