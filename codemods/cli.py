@@ -605,8 +605,9 @@ def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -
 
     started = time.time()
     cleaned: set = set()
-    previous = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _terminate)  # so that a temporary file being written is removed
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in previous:  # a signal in a write is held back; one outside it ends the run at once
+        signal.signal(signum, _held_back)
     try:
         for result in results:
             if result.status != "changed":
@@ -626,25 +627,42 @@ def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -
                 )  # now, so that a run killed later leaves a record
                 stderr.flush()
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+_HOLDING: list[int] = []
+"""While a file is written and listed: [] outside, [0] inside, [0, signum, ...] once a signal came in it."""
 
 
 @contextlib.contextmanager
 def _interrupt_after() -> Iterator[None]:
-    """Holds back Ctrl-C (SIGINT) and SIGTERM until the body is done, so that a file is written and listed, or not."""
-    import signal
+    """Holds back Ctrl-C (SIGINT) and SIGTERM until the body is done, so that a file is written and listed, or not.
 
-    block = getattr(signal, "pthread_sigmask", None)
-    if block is not None:
-        block(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    Blocking the signals for this thread is not enough: the kernel hands a process-wide signal to any thread that has
+    it unblocked (the worker pool's), and Python then runs the handler here at once. So the handler only notes it.
+    """
+    _HOLDING[:] = [0]
     try:
         yield
     finally:
-        if block is not None:
-            block(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        held, _HOLDING[:] = _HOLDING[1:], []
+        if held:
+            _interrupted(held[0])
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
+def _held_back(signum: int, frame: FrameType | None) -> None:
+    if _HOLDING:
+        _HOLDING.append(signum)
+    else:
+        _interrupted(signum)
+
+
+def _interrupted(signum: int) -> NoReturn:
+    import signal
+
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise SystemExit(128 + signum)
 
 

@@ -324,6 +324,38 @@ def test_sigterm_right_after_a_write_still_lists_the_file(tmp_path, monkeypatch,
     assert f"migrated: {tmp_path / 'a.py'}" in capsys.readouterr().err
 
 
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_the_kernel_hands_another_thread_is_still_held_back_until_the_file_is_listed(
+    tmp_path, monkeypatch, capsys, signum
+):
+    """A process-wide signal goes to any thread that has it unblocked (the worker pool's, pytest-xdist's), and Python
+    runs the handler in the main thread at once: blocking it in the main thread alone let it end a write half-listed."""
+    import threading
+
+    (tmp_path / "a.py").write_bytes(LEGACY)
+    real = _write.replace
+
+    def replace_then_signalled_elsewhere(*args, **kwargs):
+        how = real(*args, **kwargs)
+        release = threading.Event()
+        other = threading.Thread(target=release.wait, args=(10,))
+        other.start()
+        signal.pthread_kill(other.ident, signum)
+        time.sleep(0.2)  # the main thread runs Python's handler here, if nothing holds it back
+        release.set()
+        other.join()
+        return how
+
+    monkeypatch.setattr(_write, "replace", replace_then_signalled_elsewhere)
+    try:
+        code = cli.main(["migrate", "--write", "-j", "1", str(tmp_path)])
+    except SystemExit as stop:
+        code = stop.code
+    assert code == 128 + signum  # interrupted, after the file was written and listed
+    assert (tmp_path / "a.py").read_bytes() == MODERN
+    assert f"migrated: {tmp_path / 'a.py'}" in capsys.readouterr().err
+
 def _wait_for_workers(pid):
     """Returns once the process `pid` has started a child (Linux), or after a few seconds elsewhere."""
     children = f"/proc/{pid}/task/{pid}/children"
