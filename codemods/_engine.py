@@ -9,7 +9,7 @@ from typing import Callable
 
 from . import _linediff, _verify_names
 from . import _warnings as w
-from ._prefilter import may_match, may_match_ast, may_match_tree, surely_matches  # noqa: F401 - and the CLI's, tests'
+from ._prefilter import may_match, may_match_ast, may_match_parsed, surely_matches  # noqa: F401 - and the CLI's, tests'
 
 VERIFY = True
 """Whether the verifier checks each output (`_verify_names`); a test turns it off to show it is what warns."""
@@ -304,7 +304,7 @@ def migrate_source(data: bytes, target: str = "keras3", path: str = "<string>") 
         tree = None
         if not surely_matches(data):
             tree = _parse(data)
-            if tree is not None and not may_match_tree(tree, target):
+            if tree is not None and not may_match_parsed(data, tree, target):
                 return FileResult(path, "unchanged", data, data, names_left(data, data, tree, target, []))
         return _migrate_parsable(data, target, path, tree)
     finally:

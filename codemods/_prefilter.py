@@ -105,8 +105,13 @@ def may_match_ast(data: bytes, target: str = "keras3") -> bool:
     return may_match_tree(tree, target)
 
 
+def may_match_parsed(data: bytes, tree: ast.Module, target: str = "keras3") -> bool:
+    """`may_match_ast` of a file already parsed into `tree`."""
+    return _applies_on_kept_class(data, target) or may_match_tree(tree, target)
+
+
 def may_match_tree(tree: ast.Module, target: str = "keras3") -> bool:
-    """`may_match_ast` of a parsed module."""
+    """What `may_match_ast` reads from the tree (not the calls on TF 2.4's kept class, which its bytes show)."""
     read = _read_imports(tree, target)
     if read is None:
         return True  # TF 2.4's private package: mapped names are rewritten, the others warned

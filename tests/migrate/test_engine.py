@@ -234,7 +234,7 @@ def test_a_sure_match_skips_the_ast_filter(monkeypatch):
         raise AssertionError("the ast filter ran")
 
     expected = migrate_source(LEGACY)
-    monkeypatch.setattr(engine, "may_match_tree", boom)
+    monkeypatch.setattr(engine, "may_match_parsed", boom)
     result = migrate_source(LEGACY)
     assert (result.status, result.new, result.findings) == ("changed", MODERN, expected.findings)
     with pytest.raises(AssertionError, match="the ast filter ran"):
