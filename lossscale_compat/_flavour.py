@@ -460,6 +460,20 @@ def keras_optimizer_without_lr() -> Any:
     return None if hasattr(optimizer, "lr") else optimizer
 
 
+def keras_apply_gradients_without_name() -> Any:
+    """The optimizer base class defining `apply_gradients` if it takes no `name` (Keras 3), else None: a TF 2.4
+    `OptimizerV2` subclass hands its own `name` on (`super().apply_gradients(grads_and_vars, name=name)`)."""
+    for cls in type.mro(tf.keras.optimizers.Optimizer):
+        if "apply_gradients" in vars(cls):
+            try:
+                parameters = inspect.signature(vars(cls)["apply_gradients"]).parameters.values()
+            except (TypeError, ValueError):
+                return None
+            takes = any(p.name == "name" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+            return None if takes else cls
+    return None
+
+
 def tf_v1_loss_scale_optimizer_namespaces() -> list:
     """The `tf.compat.v1` namespaces that still hold TensorFlow's own `MixedPrecisionLossScaleOptimizer`."""
     v1 = tf.compat.v1

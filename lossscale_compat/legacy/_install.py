@@ -79,6 +79,13 @@ def _apply() -> None:
     optimizer_without_lr = _flavour.keras_optimizer_without_lr()
     if optimizer_without_lr is not None:
         _set(optimizer_without_lr, "lr", _keras_hooks.LR_ALIAS)
+    apply_without_name = _flavour.keras_apply_gradients_without_name()
+    if apply_without_name is not None:
+        _set(
+            apply_without_name,
+            "apply_gradients",
+            _keras_hooks.apply_gradients_taking_name(vars(apply_without_name)["apply_gradients"]),
+        )
     variable_without_float = _flavour.keras_variable_class_without_float()
     if variable_without_float is not None:
         _set(variable_without_float, "__float__", _keras_hooks.keras_variable_float)

@@ -27,6 +27,16 @@ LR_ALIAS = property(
 )
 
 
+def apply_gradients_taking_name(original: Callable) -> Callable:
+    """Keras 3's base `apply_gradients` taking TF 2.4's `name` too, which named only a scope: it is dropped."""
+
+    def apply_gradients(self: Any, grads_and_vars: Any, name: Any = None) -> Any:
+        return original(self, grads_and_vars)
+
+    apply_gradients.__doc__ = original.__doc__  # no __wrapped__: the signature read by _forwarding is this one
+    return apply_gradients
+
+
 def keras_variable_float(variable: Any) -> float:
     """`float(v)` of a Keras variable, as TF 2.4's `float(opt.learning_rate)` took its `tf.Variable`."""
     return float(variable.numpy())

@@ -286,3 +286,34 @@ def test_legacy_optimizers_in_tf24s_classes_are_tf24s_optimizer_v2(form):
             assert session.run(var) < 1.0
             session.run(step, {gradient: float("inf")})
             assert session.run([graph_opt.skipped_steps, graph_opt.iterations]) == [1, 2]
+
+
+class _BertAdamWeightDecay(tf.keras.optimizers.Adam):
+    """Modelled on the AdamWeightDecay of BERT/ELECTRA-era trainers: clips, then hands `name` to the base class."""
+
+    def apply_gradients(self, grads_and_vars, name=None, **kwargs):
+        grads, variables = zip(*grads_and_vars)
+        grads, _ = tf.clip_by_global_norm(list(grads), 1.0)
+        return super().apply_gradients(zip(grads, variables), name=name, **kwargs)
+
+
+@pytest.mark.parametrize("wrap", ["none", "keras", "experimental"])
+def test_an_optimizer_handing_name_to_the_base_apply_gradients_trains_as_the_same_step_without_it(wrap):
+    """TF 2.4's `OptimizerV2.apply_gradients` took `name` (a scope); Keras 3's does not, so in legacy mode the base
+    class takes it and drops it, and the step equals the one that never passed it (TypeError before, on Keras 3)."""
+
+    def step(optimizer, apply):
+        var = tf.Variable([3.0, -4.0])
+        grads = [tf.constant([30.0, -40.0])]
+        apply(optimizer, grads, var)
+        return var.numpy()
+
+    def wrapped(inner):
+        if wrap == "keras":
+            return mp().LossScaleOptimizer(inner, dynamic=False, initial_scale=1)
+        return mp().experimental.LossScaleOptimizer(inner, 1) if wrap == "experimental" else inner
+
+    got = step(wrapped(_BertAdamWeightDecay(0.1)), lambda o, g, v: o.apply_gradients(zip(g, [v]), name="train"))
+    clipped = [g * (1.0 / 50.0) for g in [tf.constant([30.0, -40.0])]]  # the global norm is 50
+    want = step(tf.keras.optimizers.Adam(0.1), lambda o, g, v: o.apply_gradients(zip(clipped, [v])))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
