@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
+from .. import _tf1
 from .. import _warnings as w
 from .._edits import FixedFactor, NewName, ShimWrap, SiteEdit, Wrap
 from .._facts import Facts
@@ -52,7 +53,8 @@ def calls_on_shim(
     """New edits moving the wraps such calls are traced to onto our class, and warnings at the untraced calls.
 
     An untraced receiver is warned when this file builds a loss-scale optimizer, or its loop shows the receiver is
-    one (it calls `get_scaled_loss`/`get_unscaled_gradients`).
+    one (it calls `get_scaled_loss`/`get_unscaled_gradients`), unless the file names lossscale_compat's class, which
+    takes TF 2.4's arguments (the codemod's own output: a second pass warns of nothing the first did not).
     """
     built: dict[cst.CSTNode, Expr] = {
         (edit.wrap.call if isinstance(edit, ShimWrap) else edit.call): site
@@ -65,6 +67,7 @@ def calls_on_shim(
     }
     moved: Edits = {}
     warnings: Warnings = []
+    ours: bool | None = None  # whether the file names our class, asked once and only where it decides
     for call in facts.applies:
         if not changes_meaning(call, target):
             continue
@@ -86,7 +89,10 @@ def calls_on_shim(
             elif not isinstance(decisions[site], ShimWrap):  # not already on our class
                 moved[site] = _shim(decisions[site])
         if not traced and (built or custom_loop.receiver_key(facts, call, receiver) in loop_keys):
-            warnings.append((call, w.TF24_CALL_NOT_PROVEN))
+            if ours is None:
+                ours = _tf1.builds_shim_optimizer(facts)
+            if not ours:
+                warnings.append((call, w.TF24_CALL_NOT_PROVEN))
     return moved, warnings
 
 
