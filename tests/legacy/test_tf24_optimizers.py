@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from tf24_goldens import GOLDEN_DIR
+from tf24_optimizers import assert_close
 
 import lossscale_compat
 import optimizer_v2_programs as programs
@@ -33,21 +34,6 @@ def tf24_program_optimizer(case_name):
     inner = programs.inner_optimizer(inner_name, tf.keras.optimizers, custom_class)
     mixed_precision = tf.keras.mixed_precision
     return programs.wrap(form, inner, mixed_precision.experimental.LossScaleOptimizer, mixed_precision.LossScaleOptimizer)
-
-
-def assert_close(expected, actual):
-    if isinstance(expected, dict):
-        assert sorted(expected) == sorted(actual)
-        for key in expected:
-            assert_close(expected[key], actual[key])
-    elif isinstance(expected, list):
-        assert len(expected) == len(actual)
-        for e, a in zip(expected, actual):
-            assert_close(e, a)
-    elif isinstance(expected, float):
-        np.testing.assert_allclose(actual, expected, rtol=2e-6, atol=1e-7)
-    else:
-        assert actual == expected
 
 
 @keras2_only

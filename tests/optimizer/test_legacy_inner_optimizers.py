@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from tf24_goldens import GOLDEN_DIR
-from tf24_optimizers import (KERAS3, OPTIMIZER_GOLDENS, assert_states_match, batch, build_optimizer, compiled, state,
+from tf24_optimizers import (assert_close, KERAS3, OPTIMIZER_GOLDENS, assert_states_match, batch, build_optimizer, compiled, state,
                              tf24_step)
 
 import optimizer_v2_programs as programs
@@ -29,22 +29,6 @@ def fresh(case_name):
     custom_class = programs.custom_momentum_sgd_class(legacy_optimizers().Optimizer)
     inner = programs.inner_optimizer(inner_name, legacy_optimizers(), custom_class)
     return programs.wrap(form, inner, LossScaleOptimizer, KerasLossScaleOptimizer)
-
-
-def assert_close(expected, actual):
-    """Equal structure; numbers equal to float32 rounding (Adam's and RMSprop's kernels round differently today)."""
-    if isinstance(expected, dict):
-        assert sorted(expected) == sorted(actual)
-        for key in expected:
-            assert_close(expected[key], actual[key])
-    elif isinstance(expected, list):
-        assert len(expected) == len(actual)
-        for e, a in zip(expected, actual):
-            assert_close(e, a)
-    elif isinstance(expected, float):
-        np.testing.assert_allclose(actual, expected, rtol=2e-6, atol=1e-7)
-    else:
-        assert actual == expected
 
 
 @keras2_only
