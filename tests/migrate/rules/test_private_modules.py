@@ -11,10 +11,98 @@ from lossscale_compat import _mapping
 from lossscale_compat.codemods import _target_names
 from lossscale_compat.codemods import _warnings as w
 
-from .helpers import check
+from ..helpers import check
+from ..helpers import check, migrate
 
-ROOT = Path(__file__).resolve().parents[2]
+
 BOTH = pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+
+
+def _recorded_private_objects() -> list[str]:
+    """What TF 2.4.0's public mixed-precision names were, where that is in a private module we know of."""
+    recorded = json.loads((ROOT / "tests" / "goldens" / "tf24_names.json").read_text())["2.4.0"]["names"]
+    objects = {entry.get("import_object") or "" for entry in recorded.values()}
+    return sorted(name for name in objects if name.rpartition(".")[0] in _mapping.PRIVATE_MODULES)
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from tensorflow.python.keras.mixed_precision.experimental import device_compatibility_check",
+        "import tensorflow.python.keras.mixed_precision.experimental.device_compatibility_check as dcc",
+        "from tensorflow.python.keras.mixed_precision.experimental.autocast_variable import AutoCastVariable",
+    ],
+)
+def test_import_from_tf24s_private_package_is_warned_even_under_a_guard(statement):
+    source = f"""\
+        import tensorflow as tf
+
+        if tf.__version__.startswith("2.2."):
+            {statement}
+        """
+    check(source, source, codes=[w.UNSUPPORTED_USE])
+
+
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # TF 2.4's own private modules
+            "from tensorflow.python.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizerV1",
+            "from lossscale_compat import LossScaleOptimizer as LossScaleOptimizerV1",
+        ),
+        (
+            "from tensorflow.python.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizer as LSO",
+            "from lossscale_compat import KerasLossScaleOptimizer as LSO",
+        ),
+        (
+            "from tensorflow.python.keras.mixed_precision.policy import PolicyV1",
+            "from lossscale_compat import Policy as PolicyV1",
+        ),
+        (  # TF <= 2.3's experimental package
+            "from tensorflow.python.keras.mixed_precision.experimental.loss_scale import get, serialize as ser",
+            "from lossscale_compat import get, serialize as ser",
+        ),
+    ],
+)
+def test_private_import_of_a_name_lossscale_compat_provides_moves_to_it(before, after, target):
+    body = "\n\nok = isinstance(o, tuple)\n"
+    check(before + body, after + body, target, codes=[w.PRIVATE_IMPORT_NOTE])
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        # a name lossscale_compat lacks, with one it has: the statement stays whole
+        "from tensorflow.python.keras.mixed_precision.experimental.loss_scale import get, LossScale",
+        # the module itself, read for a name lossscale_compat lacks (test_private_modules.py: the moved ones)
+        "from tensorflow.python.keras.mixed_precision.experimental import loss_scale\nbase = loss_scale.LossScale",
+        # a policy's serialize is not the loss scale's
+        "from tensorflow.python.keras.mixed_precision.experimental.policy import serialize",
+    ],
+)
+def test_private_import_of_anything_else_in_the_experimental_package_stays_warned(statement):
+    source = statement + "\n"
+    check(source, source, codes=[w.UNSUPPORTED_USE])
+
+
+def test_private_import_moved_to_lossscale_compat_runs():
+    """The moved names exist, and TF 2.4's V1 class takes TF 2.4's arguments."""
+    new, codes = migrate(
+        "from tensorflow.python.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizerV1\n"
+        "from tensorflow.python.keras.mixed_precision.loss_scale import get\n"
+    )
+    assert codes == [w.PRIVATE_IMPORT_NOTE] * 2
+    tf = pytest.importorskip("tensorflow")
+    namespace: dict = {}
+    exec(compile(new, "t.py", "exec"), namespace)
+    scale = namespace["get"](128)
+    assert float(scale()) == 128.0
+    opt = namespace["LossScaleOptimizerV1"](tf.keras.optimizers.SGD(0.1), scale)
+    assert float(opt.loss_scale) == 128.0
 
 
 @BOTH
@@ -108,13 +196,6 @@ def test_tf23s_experimental_modules_with_rows_are_sites_and_their_import_is_not_
         opt = keras.mixed_precision.LossScaleOptimizer(inner)
         """,
     )
-
-
-def _recorded_private_objects() -> list[str]:
-    """What TF 2.4.0's public mixed-precision names were, where that is in a private module we know of."""
-    recorded = json.loads((ROOT / "tests" / "goldens" / "tf24_names.json").read_text())["2.4.0"]["names"]
-    objects = {entry.get("import_object") or "" for entry in recorded.values()}
-    return sorted(name for name in objects if name.rpartition(".")[0] in _mapping.PRIVATE_MODULES)
 
 
 def test_tf_2_4_0s_recording_names_objects_of_the_private_modules():

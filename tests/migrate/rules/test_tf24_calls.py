@@ -9,7 +9,8 @@ import pytest
 
 from lossscale_compat.codemods import _warnings as w
 
-from .helpers import check, migrate
+from ..helpers import check, migrate
+
 
 TTS_TRAINER = """\
     import tensorflow as tf
@@ -30,6 +31,50 @@ TTS_AFTER = TTS_TRAINER.replace(
     "lossscale_compat.KerasLossScaleOptimizer(AdamWeightDecay(1e-3))",
 ).replace("import tensorflow as tf\n", "import tensorflow as tf\n    import lossscale_compat\n", 1)
 
+FINAL_CLASS = """\
+    import tensorflow as tf
+
+    opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
+    other = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
+
+
+    def step(grads, variables):
+        opt.apply_gradients(zip(grads, variables), experimental_aggregate_gradients=False)
+        other.apply_gradients(zip(grads, variables))
+    """
+
+OPENNMT_TRAINER = """\
+    import tensorflow as tf
+
+
+    class Trainer:
+        def __init__(self, optimizer):
+            self._optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+
+        def compute_gradients(self, loss, variables, tape):
+            if tf.executing_eagerly():
+                scaled = self._optimizer.get_scaled_loss(loss)
+                return self._optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
+            return self._optimizer.get_gradients(loss, variables)
+
+        def apply(self, grads, variables):
+            self._optimizer.apply_gradients(list(zip(grads, variables)), experimental_aggregate_gradients=False)
+    """
+
+OPENNMT_AFTER = OPENNMT_TRAINER.replace(
+    "tf.keras.mixed_precision.LossScaleOptimizer(optimizer)", "lossscale_compat.KerasLossScaleOptimizer(optimizer)"
+).replace("import tensorflow as tf\n", "import tensorflow as tf\n    import lossscale_compat\n", 1)
+
+UNTRACED = """\
+    import tensorflow as tf
+
+    wrapped = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
+
+
+    def step(optimizer, grads, variables):
+        optimizer.apply_gradients(zip(grads, variables), 1.0)
+    """
+
 
 @pytest.mark.parametrize(
     ("target", "codes"),
@@ -42,19 +87,6 @@ TTS_AFTER = TTS_TRAINER.replace(
 def test_a_positional_argument_after_the_gradients_keeps_the_optimizer_on_our_class(target, codes):
     """Keras 2's class would read `1.0` as `skip_gradients_aggregation`, and the inner optimizer would clip at 0.5."""
     check(TTS_TRAINER, TTS_AFTER, target, codes=codes)
-
-
-FINAL_CLASS = """\
-    import tensorflow as tf
-
-    opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())
-    other = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
-
-
-    def step(grads, variables):
-        opt.apply_gradients(zip(grads, variables), experimental_aggregate_gradients=False)
-        other.apply_gradients(zip(grads, variables))
-    """
 
 
 @pytest.mark.parametrize("target", ["keras3", "tf_keras"])
@@ -79,30 +111,6 @@ def test_name_by_keyword_and_plain_calls_on_the_final_class():
         check(plain, plain, target)
 
 
-OPENNMT_TRAINER = """\
-    import tensorflow as tf
-
-
-    class Trainer:
-        def __init__(self, optimizer):
-            self._optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
-
-        def compute_gradients(self, loss, variables, tape):
-            if tf.executing_eagerly():
-                scaled = self._optimizer.get_scaled_loss(loss)
-                return self._optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
-            return self._optimizer.get_gradients(loss, variables)
-
-        def apply(self, grads, variables):
-            self._optimizer.apply_gradients(list(zip(grads, variables)), experimental_aggregate_gradients=False)
-    """
-
-
-OPENNMT_AFTER = OPENNMT_TRAINER.replace(
-    "tf.keras.mixed_precision.LossScaleOptimizer(optimizer)", "lossscale_compat.KerasLossScaleOptimizer(optimizer)"
-).replace("import tensorflow as tf\n", "import tensorflow as tf\n    import lossscale_compat\n", 1)
-
-
 @pytest.mark.parametrize(
     ("target", "codes"),
     [("keras3", [w.FINAL_CLASS_SHIM_NOTE, w.TF24_CALL_SHIM_NOTE]), ("tf_keras", [w.TF24_CALL_SHIM_NOTE])],
@@ -110,17 +118,6 @@ OPENNMT_AFTER = OPENNMT_TRAINER.replace(
 def test_calls_on_a_self_attribute_assigned_the_wrap_keep_it_on_our_class(target, codes):
     """OpenNMT-tf's trainer: LossScaleOptimizerV3 (tf_keras) has no `get_gradients`, Keras 3's takes no keyword."""
     check(OPENNMT_TRAINER, OPENNMT_AFTER, target, codes=codes)
-
-
-UNTRACED = """\
-    import tensorflow as tf
-
-    wrapped = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
-
-
-    def step(optimizer, grads, variables):
-        optimizer.apply_gradients(zip(grads, variables), 1.0)
-    """
 
 
 @pytest.mark.parametrize("target", ["keras3", "tf_keras"])

@@ -1,13 +1,28 @@
-"""Custom loops on an optimizer the codemod cannot trace (issue 9): rewritten for Keras 3 as a whole, or warned."""
+"""rules/custom_loop, untraced receivers: custom loops on an optimizer the codemod cannot trace (issue 9), rewritten
+for Keras 3 as a whole, or warned."""
 
 from __future__ import annotations
 
 import pytest
 
 from lossscale_compat.codemods import _warnings as w
-from .helpers import check, migrate
+
+from ..helpers import check, migrate
+
 
 NOTE = w.UNTRACED_LOOP_NOTE
+
+_UNSCALED_ONWARDS = """\
+    import tensorflow as tf
+
+    def train_step(optimizer, tape, loss, variables):
+        with tape:
+            scaled_loss = optimizer.get_scaled_loss(loss)
+        grads = tape.gradient(scaled_loss, variables)
+        grads = optimizer.get_unscaled_gradients(grads)
+        {use}
+        optimizer.apply_gradients(zip(grads, variables))
+    """
 
 
 def test_self_optimizer_in_two_methods_of_one_class_is_rewritten():
@@ -200,19 +215,6 @@ def test_unscaled_gradients_all_reduced_in_a_replica_context_then_applied_are_re
         """,
         codes=[NOTE, NOTE],
     )
-
-
-_UNSCALED_ONWARDS = """\
-    import tensorflow as tf
-
-    def train_step(optimizer, tape, loss, variables):
-        with tape:
-            scaled_loss = optimizer.get_scaled_loss(loss)
-        grads = tape.gradient(scaled_loss, variables)
-        grads = optimizer.get_unscaled_gradients(grads)
-        {use}
-        optimizer.apply_gradients(zip(grads, variables))
-    """
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,36 @@ from pathlib import Path
 from lossscale_compat.codemods import _warnings as w
 from lossscale_compat.codemods._engine import migrate_source
 
-from .helpers import check
+from ..helpers import check
 
-CORPUS = Path(__file__).resolve().parent / "corpus"
+
+GET_GRADIENTS_TRAINER = """\
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self, optimizer):
+            self._optimizer = optimizer
+
+        def gradients(self, loss, variables):
+            if tf.executing_eagerly():
+                scaled = self._optimizer.get_scaled_loss(loss)
+                return self._optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
+            return self._optimizer.get_gradients(loss, variables)
+
+        def other(self, model, loss):
+            return model.optimizer.get_gradients(loss, model.trainable_variables)
+    """
+
+
+def _findings(name: str, target: str = "keras3") -> list[tuple[str, str]]:
+    """(code, the text of its line in the input) of each finding of the corpus file `name`, migrated for `target`."""
+    path = CORPUS / name
+    result = migrate_source(path.read_bytes(), target, str(path))
+    lines = path.read_text().splitlines()  # `migrate_source` places findings in its input
+    return [(finding.code, lines[finding.line - 1].strip()) for finding in result.findings]
+
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
 
 def test_iterations_of_a_name_bound_to_keras3s_class_gets_a_note_at_the_read():
@@ -142,24 +169,6 @@ def test_iterations_of_an_unrelated_optimizer_gets_no_note():
     )
 
 
-GET_GRADIENTS_TRAINER = """\
-    import tensorflow as tf
-
-    class Trainer:
-        def __init__(self, optimizer):
-            self._optimizer = optimizer
-
-        def gradients(self, loss, variables):
-            if tf.executing_eagerly():
-                scaled = self._optimizer.get_scaled_loss(loss)
-                return self._optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
-            return self._optimizer.get_gradients(loss, variables)
-
-        def other(self, model, loss):
-            return model.optimizer.get_gradients(loss, model.trainable_variables)
-    """
-
-
 def test_get_gradients_on_an_untraced_loss_scale_optimizer_is_warned_at_the_call_on_keras3():
     """OpenNMT-tf's trainer: the receiver's loop shows it is a loss-scale optimizer; Keras 3's has no get_gradients."""
     check(
@@ -203,14 +212,6 @@ def test_get_gradients_beside_an_untraced_loop_rewritten_for_keras3_is_warned():
     after = before.replace(old_loop, new_loop)
     loop = [w.UNTRACED_LOOP_NOTE, w.UNTRACED_LOOP_NOTE]
     check(before, after, codes=[*loop, *loop, w.GET_GRADIENTS_GONE])  # `graph_grads`'s `opt` is another object
-
-
-def _findings(name: str, target: str = "keras3") -> list[tuple[str, str]]:
-    """(code, the text of its line in the input) of each finding of the corpus file `name`, migrated for `target`."""
-    path = CORPUS / name
-    result = migrate_source(path.read_bytes(), target, str(path))
-    lines = path.read_text().splitlines()  # `migrate_source` places findings in its input
-    return [(finding.code, lines[finding.line - 1].strip()) for finding in result.findings]
 
 
 def test_tf24s_final_class_in_a_file_whose_loop_keeps_tf24s_methods_names_ours_on_keras3():
