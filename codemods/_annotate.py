@@ -22,9 +22,6 @@ SHORT_TEXT_LIMIT = 72
 # A few words for each code; codes missing here get the first clause of their message, cut to SHORT_TEXT_LIMIT.
 SHORT_TEXTS = {
     w.AMBIGUOUS_NAME: "name rebound or ambiguous here; migrate by hand",
-    w.LOSS_SCALE_NOT_VISIBLE: "loss_scale not readable from the source; migrate by hand",
-    w.MULTIPLIER_NOT_TWO: "DynamicLossScale multiplier other than 2; no modern equivalent",
-    w.FIXED_SCALE_NOT_INLINE: "fixed scale: pass loss_scale_factor where the optimizer is built",
     w.STAR_ARGS: "*args/**kwargs; migrate by hand",
     w.POLICY_LOSS_SCALE: "reads the global policy's loss_scale; migrate by hand",
     w.UNSCALED_GRADIENTS_USED: "unscaled gradients used elsewhere; TF 2.4's contract kept",
@@ -34,7 +31,6 @@ SHORT_TEXTS = {
     w.NAME_CLASH: "the modern name would clash here; migrate by hand",
     w.BAD_ARGUMENTS: "arguments do not match TF 2.4's signature; left alone",
     w.RECEIVER_NOT_PROVEN: "optimizer not traced to its construction; loop left alone",
-    w.FIXED_SCALE_NOT_EQUIVALENT: "loss_scale_factor not equivalent to this fixed scale; left alone",
     w.DISABLE_VALUE_USED: "disable_mixed_precision_graph_rewrite used as a value; left alone",
     w.TF1_LOSS_SCALE_OPTIMIZER: "TF1 MixedPrecisionLossScaleOptimizer; no modern equivalent",
     w.DISABLE_REMOVED_NOTE: "the graph rewrite is gone; nothing to disable",

@@ -6,9 +6,6 @@ import dataclasses
 
 # Sites the codemod leaves alone: a person has to look at them.
 AMBIGUOUS_NAME = "LSC101"
-LOSS_SCALE_NOT_VISIBLE = "LSC102"
-MULTIPLIER_NOT_TWO = "LSC103"
-FIXED_SCALE_NOT_INLINE = "LSC104"
 STAR_ARGS = "LSC105"
 POLICY_LOSS_SCALE = "LSC106"
 UNSCALED_GRADIENTS_USED = "LSC107"
@@ -16,7 +13,6 @@ UNSUPPORTED_USE = "LSC110"
 NAME_CLASH = "LSC111"
 BAD_ARGUMENTS = "LSC112"
 RECEIVER_NOT_PROVEN = "LSC113"
-FIXED_SCALE_NOT_EQUIVALENT = "LSC114"
 DISABLE_VALUE_USED = "LSC115"
 TF1_LOSS_SCALE_OPTIMIZER = "LSC116"
 # Notes on sites the codemod did rewrite (LSC107 and LSC123-126 explain an LSC120 hand-off).
@@ -34,6 +30,13 @@ GRADIENTS_ACCUMULATED = "LSC125"
 GRADIENTS_LOGGED = "LSC126"
 TF1_KEPT_NOTE = "LSC127"
 ESCAPING_SHIM_NOTE = "LSC129"
+# Why a LossScaleOptimizer call or a Keras optimizer's graph rewrite has no modern construction here: reasons a rule
+# gives (`Unsafe`), never warned. Their rules send such a call to lossscale_compat's class instead (LSC119, LSC147;
+# `rules.optimizer.SHIM_INSTEAD`). LSC102-LSC104 and LSC114, which left such a call alone, are no longer given.
+LOSS_SCALE_NOT_VISIBLE = "loss scale not visible"
+MULTIPLIER_NOT_TWO = "multiplier not 2"
+FIXED_SCALE_NOT_INLINE = "fixed scale not inline"
+FIXED_SCALE_NOT_EQUIVALENT = "fixed scale not equivalent"
 # Sites left alone (issue 9): the object read cannot be proven. (LSC128, a graph rewrite of an optimizer of unknown
 # kind with a loss-scale object, is no longer given: the call goes to the run-time fallback, LSC134.)
 SCALE_READ_NOT_PROVEN = "LSC130"
@@ -68,20 +71,6 @@ MESSAGES = {
     AMBIGUOUS_NAME: (
         "This name is rebound, shadowed or ambiguous here, so it was left alone. "
         "Check which object it is and migrate it by hand."
-    ),
-    LOSS_SCALE_NOT_VISIBLE: (
-        "The `loss_scale` value cannot be read from the source, so the call was left alone. "
-        "Instead, pass `initial_scale=`/`dynamic_growth_steps=` to `LossScaleOptimizer` for a "
-        "dynamic scale, or the fixed value as described in docs/codemod.md."
-    ),
-    MULTIPLIER_NOT_TWO: (
-        "A `DynamicLossScale` multiplier other than 2 has no modern equivalent, so the call was "
-        "left alone. Instead, use a multiplier of 2 or keep `lossscale_compat.DynamicLossScale`."
-    ),
-    FIXED_SCALE_NOT_INLINE: (
-        "On Keras 3 a fixed loss scale is the inner optimizer's `loss_scale_factor`, and the "
-        "optimizer is not constructed in this call, so it was left alone. Instead, pass "
-        "`loss_scale_factor=<value>` where the optimizer is built and drop the wrapper."
     ),
     STAR_ARGS: (
         "This call passes `*args` or `**kwargs`, so its arguments cannot be folded and it was "
@@ -121,14 +110,6 @@ MESSAGES = {
         "only its `apply_gradients` reads. So the call was left alone. Instead, check it is a loss-scale "
         "optimizer and rewrite it by hand: `get_scaled_loss` becomes `scale_loss`, and Keras 3's "
         "`apply_gradients` unscales by itself."
-    ),
-    FIXED_SCALE_NOT_EQUIVALENT: (
-        "On Keras 3 `loss_scale_factor` is not equivalent to this fixed loss scale, so the call "
-        "was left alone: either the value is not a power-of-two literal (Keras 3 divides by it "
-        "where TF 2.4 multiplied by its reciprocal), or the optimizer reaches code the codemod "
-        "cannot see, where `compile()` under a mixed_float16 policy would wrap it in a dynamic "
-        "LossScaleOptimizer. Instead, set `loss_scale_factor=<value>` on the inner optimizer and "
-        "pass `auto_scale_loss=False` to `compile()`."
     ),
     DISABLE_VALUE_USED: (
         "`disable_mixed_precision_graph_rewrite` has nothing left to disable, but this use is not "

@@ -231,3 +231,11 @@ def test_a_policy_alias_called_without_a_loss_scale_names_the_modern_class():
         policy = Policy('mixed_float16')
         """,
     )
+
+
+@BOTH
+@pytest.mark.parametrize("arguments", ["*args", "'mixed_float16', **kwargs", "name, *rest, loss_scale=128"])
+def test_a_policy_built_with_star_args_is_left_alone_and_warned(arguments, target):
+    """The loss scale `*args`/`**kwargs` may carry cannot be read, so no class can be chosen for it (LSC105)."""
+    source = f"import tensorflow as tf\np = tf.keras.mixed_precision.experimental.Policy({arguments})\n"
+    check(source, source, target, codes=[w.STAR_ARGS])
