@@ -15,110 +15,9 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 from typing import NoReturn, TextIO
 
-from lossscale_compat._mapping import TARGETS
-
 from . import _annotate, _files, _isolate, _output, _write
 from . import _warnings as w
-
-EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
-EXIT_CODES_HELP = """exit codes:
-  0  nothing left to do
-  1  changes pending: --diff/--check would change a file, or a site needs a person
-     (any warning but a note), also after --write
-  2  a file could not be read, parsed or written, or a usage error"""
-DEFAULT_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_FILE_SIZE = 120.0, 4096, 1.0  # seconds, MB, MB (docs/codemod.md)
-_CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error in one line that says where the options are."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(
-            EXIT_ERROR,
-            f"lossscale-compat migrate: error: {message}. Run `lossscale-compat migrate --help` for the options.\n",
-        )
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="lossscale-compat",
-        description="Tools for moving TF 2.4 mixed-precision code to the modern Keras API.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    migrate = commands.add_parser(
-        "migrate",
-        help="rewrite TF 2.4 loss-scaling call sites",
-        description="Rewrite TF 2.4 mixed-precision (loss scaling) code to the modern Keras API.",
-        epilog=EXIT_CODES_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    migrate.add_argument("paths", nargs="*", metavar="PATH", help="files, directories, or - for stdin")
-    mode = migrate.add_mutually_exclusive_group()
-    mode.add_argument("--diff", dest="mode", action="store_const", const="diff", help="print a unified diff (default)")
-    mode.add_argument(
-        "--check", dest="mode", action="store_const", const="check", help="list the files that would change"
-    )
-    mode.add_argument("--write", dest="mode", action="store_const", const="write", help="rewrite files in place")
-    migrate.add_argument("--target", choices=TARGETS, help="modern API (default: keras3)")
-    migrate.add_argument("--report", metavar="FILE.json", help="write a JSON report")
-    migrate.add_argument("--format", choices=("text", "json", "github"), help="output format (default: text)")
-    migrate.add_argument(
-        "-j",
-        "--jobs",
-        type=int,
-        help="parallel jobs (default: number of CPUs; at most the number of files)",
-    )
-    migrate.add_argument("--stdin-filename", help="the name to report for - (only with -)")
-    migrate.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"stop migrating a file after this long and report it (default: {DEFAULT_TIMEOUT:g}; 0: no bound)",
-    )
-    migrate.add_argument(
-        "--max-memory",
-        type=int,
-        default=DEFAULT_MAX_MEMORY,
-        metavar="MB",
-        help=f"memory a worker may use for one file; a file needing more is reported (default: {DEFAULT_MAX_MEMORY}; "
-        "0: no bound)",
-    )
-    migrate.add_argument(
-        "--max-file-size",
-        type=float,
-        default=DEFAULT_MAX_FILE_SIZE,
-        metavar="MB",
-        help=f"refuse Python files larger than this (default: {DEFAULT_MAX_FILE_SIZE:g}; 0: no bound)",
-    )
-    migrate.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="gitignore-style pattern to skip in directory walks",
-    )
-    migrate.add_argument(
-        "--no-gitignore", dest="gitignore", action="store_false", default=None, help="do not read .gitignore files"
-    )
-    migrate.add_argument(
-        "--write-link-targets",
-        action="store_true",
-        help="with --write, also write files that a symbolic link points to outside the paths named",
-    )
-    comments = migrate.add_mutually_exclusive_group()
-    comments.add_argument(
-        "--annotate",
-        action="store_true",
-        help="also leave a `# lossscale-compat: CODE short text` comment on each line with a warning or note",
-    )
-    comments.add_argument(
-        "--strip-annotations",
-        action="store_true",
-        help="only remove the `# lossscale-compat:` comments (no migration), e.g. once their sites are resolved",
-    )
-    return parser
+from ._cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_PENDING, Options, build_parser, read_options
 
 
 class _Result:
@@ -266,79 +165,12 @@ def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> t
     return files, others
 
 
-def _check_report_path(path: str) -> None:
-    """Raises ValueError unless a report can be written to `path`."""
-    if not path:
-        raise ValueError("--report needs a file name, got ''. Instead, name a file, e.g. --report report.json.")
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        example = os.path.join(path, "report.json")
-        raise ValueError(f"--report {path} is a directory. Instead, name a file, e.g. {example}.")
-    if path.endswith((".py", ".pyi", ".ipynb")):  # `--report a.py b.py` took a source file as the report's name
-        raise ValueError(
-            f"--report {path} names a Python file, which the report would overwrite. Instead, name a .json file, "
-            "e.g. --report report.json, and list the files to migrate after it."
-        )
-    if not os.path.isdir(parent):
-        raise ValueError(
-            f"--report {path}: the directory {parent} does not exist. Create it first or name another file."
-        )
-    if not os.access(path if os.path.exists(path) else parent, os.W_OK):
-        raise ValueError(f"--report {path} cannot be written (permission denied). Instead, name a file you can write.")
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _jobs(args: argparse.Namespace, config: dict[str, object]) -> int:
-    """Returns the requested number of jobs (before capping to the number of files)."""
-    jobs = args.jobs if args.jobs is not None else config.get("jobs")
-    if jobs is None:
-        return _cores()
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(
-            f"`-j`/`jobs` must be a whole number of at least 1, got {jobs!r}. Instead, pass -j 1 to run in one process."
-        )
-    return min(jobs, 2 * _cores())
-
-
-def _config(args: argparse.Namespace, stderr: TextIO) -> dict[str, object]:
-    start = args.paths[0] if args.paths and args.paths[0] != "-" else os.getcwd()
-    if args.stdin_filename and args.paths == ["-"]:
-        start = os.path.dirname(os.path.abspath(args.stdin_filename))
-    path, table, note = _files.find_config(start)
-    if note:
-        print(f"lossscale-compat: {note}", file=stderr)
-    unknown = set(table) - _CONFIG_KEYS
-    if unknown:
-        raise ValueError(
-            f"{path}: [tool.lossscale-compat] has unknown keys {sorted(unknown)}; "
-            f"the known keys are {sorted(_CONFIG_KEYS)}."
-        )
-    return table
-
-
-def _patterns(config: dict[str, object], key: str) -> list[str]:
-    """Returns the table's `key`, a list of gitignore-style patterns."""
-    value = config.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ValueError(
-            f"`{key}` in [tool.lossscale-compat] must be a list of patterns, got {value!r}. Instead, write "
-            f'it as a list, such as {key} = ["build/"].'
-        )
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit code."""
     stdout, stderr = sys.stdout, sys.stderr
     _output.tolerant(stdout, stderr)  # a file name stdout cannot encode is escaped, not a UnicodeEncodeError
     try:
-        args = _parser().parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit as stop:  # a usage error (one line, printed) or --help
         return stop.code if isinstance(stop.code, int) else EXIT_ERROR
     written: list[str] = []
@@ -351,50 +183,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=stderr,
         )
         return 128 + 2  # as a shell reports SIGINT
-
-
-@dataclasses.dataclass(frozen=True)
-class _Options:
-    """The command line's choices, with the configuration's where the command line leaves one out."""
-
-    target: str
-    out_format: str
-    excludes: list[str]
-    gitignore: bool
-    jobs: int
-    limits: _isolate.Limits
-    max_file_size: int
-    """In bytes; 0 for no bound."""
-
-
-def _limits(args: argparse.Namespace) -> tuple[_isolate.Limits, int]:
-    """The per-file bounds and the largest file size in bytes; raises ValueError for a negative one."""
-    for flag, value in (
-        ("--timeout", args.timeout),
-        ("--max-memory", args.max_memory),
-        ("--max-file-size", args.max_file_size),
-    ):
-        if not value >= 0:  # also NaN
-            raise ValueError(f"{flag} must be 0 (no bound) or more, got {value}")
-    return _isolate.Limits(args.timeout, args.max_memory << 20), int(args.max_file_size * (1 << 20))
-
-
-def _options(args: argparse.Namespace, stderr: TextIO) -> _Options:
-    """Reads `[tool.lossscale-compat]` and merges it with `args`; raises ValueError or TypeError for a bad value."""
-    config = _config(args, stderr)
-    target = args.target or str(config.get("target", "keras3"))
-    if target not in TARGETS:
-        raise ValueError(f"`target` must be one of {', '.join(map(repr, TARGETS))}, got {target!r}")
-    out_format = args.format or str(config.get("format", "text"))
-    if out_format not in ("text", "json", "github"):
-        raise ValueError(f"`format` must be 'text', 'json' or 'github', got {out_format!r}")
-    excludes = _patterns(config, "exclude") + _patterns(config, "extend-exclude") + args.exclude
-    gitignore = args.gitignore if args.gitignore is not None else bool(config.get("respect-gitignore", True))
-    jobs = _jobs(args, config)
-    if args.report is not None:
-        _check_report_path(args.report)
-    limits, max_file_size = _limits(args)
-    return _Options(target, out_format, excludes, gitignore, jobs, limits, max_file_size)
 
 
 def _paths_error(paths: Sequence[str], stdin_filename: str | None) -> str | None:
@@ -414,7 +202,7 @@ def _paths_error(paths: Sequence[str], stdin_filename: str | None) -> str | None
 def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list[str]) -> int:
     """Runs the parsed command line; appends each file it writes to `written` as it writes it."""
     try:
-        options = _options(args, stderr)
+        options = read_options(args, stderr)
     except (ValueError, TypeError) as error:
         print(f"lossscale-compat: error: {error}", file=stderr)
         return EXIT_ERROR
@@ -449,7 +237,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     return _exit_code(results, mode)
 
 
-def _migrate_paths(paths: Sequence[str], stdin_filename: str | None, options: _Options) -> list[_Result]:
+def _migrate_paths(paths: Sequence[str], stdin_filename: str | None, options: Options) -> list[_Result]:
     """Finds, reads and migrates the files under `paths`; one result for each, and for each path not read."""
     files, results = _gather(paths, options.excludes, options.gitignore)
     tasks, order = _read_all(files, stdin_filename, options.target, options.max_file_size)
@@ -466,7 +254,7 @@ def _annotate_results(results: Sequence[_Result]) -> None:
             result.status = "changed" if result.new != result.old else result.status
 
 
-def _stripped_paths(paths: Sequence[str], stdin_filename: str | None, options: _Options) -> list[_Result]:
+def _stripped_paths(paths: Sequence[str], stdin_filename: str | None, options: Options) -> list[_Result]:
     """Finds and reads the files under `paths`, and removes their annotations; nothing is migrated."""
     files, results = _gather(paths, options.excludes, options.gitignore)
     tasks, order = _read_all(files, stdin_filename, options.target, 0)

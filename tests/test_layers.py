@@ -15,7 +15,7 @@ ROOTS = {"lossscale_compat": PACKAGE, "lossscale_compat.codemods": CODEMODS}
 
 # The codemod's layers, top first: a module imports only from its own layer or the ones below it.
 CODEMOD_LAYERS = {
-    "cli": {"cli"},
+    "cli": {"cli", "_cli_options"},
     "engine": {"_engine", "_notebook"},
     "command": {"migrate_loss_scale", "_decide"},
     "rules and the applier": {

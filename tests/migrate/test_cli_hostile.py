@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from lossscale_compat.codemods import cli
+from lossscale_compat.codemods import _cli_options, cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LEGACY = b"import tensorflow as tf\nopt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')\n"
@@ -98,7 +98,7 @@ def test_jobs_zero_is_rejected_and_jobs_are_capped(tmp_path, monkeypatch):
         started.append(jobs)
         return [cli._Result(path, "unchanged", data, data) for path, data in tasks]
 
-    monkeypatch.setattr(cli, "_cores", lambda: 2)
+    monkeypatch.setattr(_cli_options, "_cores", lambda: 2)
     monkeypatch.setattr(cli, "_process_many", record)
     cli.main(["migrate", "--check", "-j", "1000", str(tmp_path / "a.py")])
     for i in range(5):
