@@ -224,6 +224,18 @@ def keras_variable_class_without_float() -> Any:
     return keras_classes[-1]
 
 
+def keras_learning_rate_property() -> Any:
+    """(class, property) of today's optimizer base class's `learning_rate`, which reads a schedule's current rate.
+
+    None where `tf.keras.optimizers.Optimizer` is TF 2.4's `OptimizerV2`, whose `learning_rate` is the schedule.
+    """
+    for cls in type.mro(tf.keras.optimizers.Optimizer):
+        value = vars(cls).get("learning_rate")
+        if isinstance(value, property):
+            return cls, value
+    return None
+
+
 def keras3_legacy_backend() -> Any:
     """`tf.keras.backend` when it is Keras 3's, whose `set_value` fails on a Keras variable, else None.
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from lossscale_compat import _flavour, _slots
+from lossscale_compat import _flavour, _scheduled_rate, _slots
 
 # TF 2.4's hyperparameters (OptimizerV2._hyper) per optimizer. Reads and writes of these names on the
 # loss-scale optimizer went to the inner optimizer; any other attribute stayed on the wrapper.
@@ -87,6 +87,32 @@ class InnerOptimizerAccess:
     clipnorm = _clipping_property("clipnorm")
     global_clipnorm = _clipping_property("global_clipnorm")
     clipvalue = _clipping_property("clipvalue")
+
+    @property
+    def learning_rate(self) -> Any:
+        """The inner optimizer's learning rate; where it has a schedule, a `ScheduledRate`, which takes a step too."""
+        inner = _flavour.wrapped_optimizer(self)
+        if inner is None:  # the Keras base class's own, while it constructs
+            return super().learning_rate  # type: ignore[misc]
+        return _scheduled_rate.scheduled(inner, inner.learning_rate)
+
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        inner = _flavour.wrapped_optimizer(self)
+        if inner is None:
+            super(InnerOptimizerAccess, type(self)).learning_rate.__set__(self, value)  # type: ignore[misc]
+        else:
+            inner.learning_rate = value
+
+    @property
+    def lr(self) -> Any:
+        """TF 2.4's alias of `learning_rate`: the same variable, or the schedule itself, as in TF 2.4."""
+        schedule = _flavour.learning_rate_schedule(self.inner_optimizer)
+        return self.learning_rate if schedule is None else schedule
+
+    @lr.setter
+    def lr(self, value: Any) -> None:
+        self.inner_optimizer.learning_rate = value
 
     @property
     def weights(self) -> list:

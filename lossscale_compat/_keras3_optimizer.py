@@ -33,6 +33,7 @@ from lossscale_compat import (
     _flavour,
     _forwarding,
     _inner_access,
+    _keras_backports,
     _loss_scale,
     _strategy,
 )
@@ -105,6 +106,7 @@ class KerasLossScaleOptimizer(
             )
         _conversions.check_not_nested(inner_optimizer)
         _conversions.check_not_optimizer_v2_style(inner_optimizer)
+        _keras_backports.apply()
         _conversions.check_scale_arguments(initial_scale, dynamic_growth_steps)
         if getattr(inner_optimizer, "_lossscale_compat_wrapped", False):
             raise ValueError(
@@ -223,19 +225,6 @@ class KerasLossScaleOptimizer(
         self.inner_optimizer.iterations.assign(value)
         if isinstance(value, tf.Variable):
             self.__dict__["_adopted_iterations"] = value
-
-    @property
-    def lr(self) -> Any:
-        """TF 2.4's alias of `learning_rate`; the schedule itself when the inner optimizer has one, as in TF 2.4.
-
-        `learning_rate` stays Keras 3's current value: Keras's callbacks (`ReduceLROnPlateau`) read it as a number.
-        """
-        schedule = _flavour.learning_rate_schedule(self.inner_optimizer)
-        return self.learning_rate if schedule is None else schedule
-
-    @lr.setter
-    def lr(self, value: Any) -> None:
-        self.learning_rate = value
 
     def get_scaled_loss(self, loss: Any) -> Any:
         """Multiplies `loss` (a tensor, or a callable returning one) by the loss scale."""

@@ -71,6 +71,7 @@ CORE_TESTS = (
     "tests/optimizer/test_normal_api_restore.py",
     "tests/optimizer/test_one_translation.py",
     "tests/optimizer/test_raw_apply.py",
+    "tests/optimizer/test_scheduled_rate.py",
     "tests/optimizer/test_state.py",
     "tests/optimizer/test_tf24_lso_test_items.py",
     "tests/optimizer/test_training.py",
@@ -91,6 +92,7 @@ CORE_TESTS = (
 # `.ci/run` within its time (docs/support.md).
 PINNED_TESTS = (
     "tests/legacy/test_hyperparameters.py",
+    "tests/optimizer/test_scheduled_rate.py",
     "tests/legacy/test_run_programs.py",
     "tests/migrate/test_migrated_examples.py",
     "tests/test_stacks.py",

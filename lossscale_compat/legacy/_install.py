@@ -58,7 +58,7 @@ def _apply() -> None:
     """Puts the TF 2.4 names in place; TensorFlow is imported by now."""
     import tensorflow as tf
 
-    from lossscale_compat import _flavour
+    from lossscale_compat import _flavour, _keras_backports, _scheduled_rate
     from lossscale_compat.legacy import _keras_hooks, _namespaces, _v1_optimizer
 
     for target, name, value in _namespaces.assignments(tf, _tf24_optimizers):
@@ -76,6 +76,9 @@ def _apply() -> None:
         v1_class = _v1_optimizer.v1_loss_scale_optimizer(v1_namespaces[0].MixedPrecisionLossScaleOptimizer)
         for namespace in v1_namespaces:
             _set(namespace, "MixedPrecisionLossScaleOptimizer", v1_class)
+    learning_rate = _flavour.keras_learning_rate_property()
+    if learning_rate is not None:
+        _set(learning_rate[0], "learning_rate", _scheduled_rate.learning_rate_property(learning_rate[1]))
     optimizer_without_lr = _flavour.keras_optimizer_without_lr()
     if optimizer_without_lr is not None:
         _set(optimizer_without_lr, "lr", _keras_hooks.LR_ALIAS)
@@ -86,13 +89,8 @@ def _apply() -> None:
             "apply_gradients",
             _keras_hooks.apply_gradients_taking_name(vars(apply_without_name)["apply_gradients"]),
         )
-    variable_without_float = _flavour.keras_variable_class_without_float()
-    if variable_without_float is not None:
-        _set(variable_without_float, "__float__", _keras_hooks.keras_variable_float)
-        _set(variable_without_float, "__int__", _keras_hooks.keras_variable_int)
-    keras3_backend = _flavour.keras3_legacy_backend()
-    if keras3_backend is not None:
-        _set(keras3_backend, "set_value", _keras_hooks.set_value_of_tf_variables(keras3_backend.set_value))
+    for target, attribute, value in _keras_backports.backports():
+        _set(target, attribute, value)
     model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
     if model_without_tf_format is not None:
         _set(

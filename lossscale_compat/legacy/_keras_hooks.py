@@ -37,26 +37,6 @@ def apply_gradients_taking_name(original: Callable) -> Callable:
     return apply_gradients
 
 
-def keras_variable_float(variable: Any) -> float:
-    """`float(v)` of a Keras variable, as TF 2.4's `float(opt.learning_rate)` took its `tf.Variable`."""
-    return float(variable.numpy())
-
-
-def keras_variable_int(variable: Any) -> int:
-    """`int(v)` of a Keras variable, as TF 2.4's `int(opt.iterations)` took its `tf.Variable`."""
-    return int(variable.numpy())
-
-
-def set_value_of_tf_variables(original: Callable) -> Callable:
-    """Keras 3's `tf.keras.backend.set_value`, given the TensorFlow variable behind a Keras variable."""
-
-    @functools.wraps(original)
-    def set_value(x: Any, value: Any) -> Any:
-        return original(_flavour.tf24_hyperparameter(x), value)
-
-    return set_value
-
-
 def wrap_for_policy(optimizer: Any, policy: Any) -> Any:
     """`optimizer` wrapped as TF 2.4's compile wrapped it under `policy`; an optimizer already wrapped is kept."""
     import tensorflow as tf

@@ -15,7 +15,7 @@ import tensorflow as tf
 from test_run_programs import EXAMPLES, run
 
 import lossscale_compat
-from lossscale_compat import _flavour
+from lossscale_compat import _flavour, _keras_backports
 
 GOLDEN = json.loads((EXAMPLES / "goldens" / "hyperparameters.json").read_text())
 WRAPS = ("plain", "experimental_lso", "lso")
@@ -57,46 +57,32 @@ def test_legacy_mode_reads_and_sets_a_constant_learning_rate_as_tf24(legacy_read
     assert_reads_like_tf24(legacy_reads[wrap], GOLDEN[wrap], constant_keys())
 
 
-# Keras 3's and Keras 2.11+'s optimizers make `learning_rate` the current value, which they and Keras's callbacks
-# (`ReduceLROnPlateau`) read as a number, so `opt.learning_rate(step)` cannot be TF 2.4's there, through our classes
-# either; `opt.lr(step)` is, on Keras 3; on Keras 2 neither is (docs/legacy_mode.md).
-@pytest.mark.parametrize(
-    ("wrap", "calls"),
-    [
-        pytest.param(wrap, calls, marks=pytest.mark.xfail(
-            KERAS_2 or calls == LEARNING_RATE_CALLS, strict=True,
-            reason="this Keras's own optimizer's `learning_rate` is the current value, not the schedule"))
-        for wrap in WRAPS for calls in (LEARNING_RATE_CALLS, LR_CALLS)
-    ],
-    ids=lambda value: value if isinstance(value, str) else value[0].rsplit("_", 1)[0],
-)
+@pytest.mark.parametrize("calls", (LEARNING_RATE_CALLS, LR_CALLS), ids=("learning_rate", "lr"))
+@pytest.mark.parametrize("wrap", WRAPS)
 def test_legacy_mode_calls_a_learning_rate_schedule_as_tf24(legacy_reads, wrap, calls):
     assert_reads_like_tf24(legacy_reads[wrap]["schedule"], GOLDEN[wrap]["schedule"], calls)
 
 
-@pytest.mark.skipif(
-    _flavour.keras_variable_class_without_float() is not None,
-    reason="Keras 3.0-3.4's variables lack `__float__`; only legacy mode adds it (docs/legacy_mode.md)",
-)
 def test_our_optimizers_used_directly_read_as_tf24():
-    """Without legacy mode: lossscale_compat's two classes, as migrated-by-hand code builds them. Keras 3's own
-    `tf.keras.backend.set_value` refuses a Keras variable there; legacy mode adapts it (the test above)."""
+    """Without legacy mode: lossscale_compat's two classes, as migrated-by-hand code builds them. On Keras 3 they
+    add what Keras 3.0-3.4's variables lack (`__float__`) and `set_value` on a Keras variable (lossscale_compat._keras_backports)."""
     wraps = {
         "experimental_lso": lambda opt: lossscale_compat.LossScaleOptimizer(opt, "dynamic"),
         "lso": lambda opt: lossscale_compat.KerasLossScaleOptimizer(opt),
     }
     got = program().reads(wraps)
-    keys = [key for key in constant_keys() if KERAS_2 or key != "after_set_value"]
     for wrap in wraps:
-        assert_reads_like_tf24(got[wrap], GOLDEN[wrap], keys)
-        if not KERAS_2:
-            assert_reads_like_tf24(got[wrap]["schedule"], GOLDEN[wrap]["schedule"], LR_CALLS)
+        assert_reads_like_tf24(got[wrap], GOLDEN[wrap], constant_keys())
+        assert_reads_like_tf24(got[wrap]["schedule"], GOLDEN[wrap]["schedule"], LEARNING_RATE_CALLS + LR_CALLS)
 
 
 def test_the_learning_rate_is_the_inner_optimizers_very_variable_as_in_tf24():
     inner = tf.keras.optimizers.SGD(learning_rate=0.25)
     optimizer = lossscale_compat.KerasLossScaleOptimizer(inner)
     assert optimizer.lr is inner.learning_rate and optimizer.learning_rate is inner.learning_rate
+    optimizer.lr.assign(0.5)
+    tf.keras.backend.set_value(optimizer.lr, 0.75)
+    assert float(optimizer.learning_rate) == float(inner.learning_rate.numpy()) == 0.75
 
 
 def test_keras_callbacks_read_a_schedules_learning_rate_as_a_number_through_our_optimizer():
@@ -107,3 +93,11 @@ def test_keras_callbacks_read_a_schedules_learning_rate_as_a_number_through_our_
     history = model.fit(tf.ones((4, 2)), tf.ones((4, 1)), epochs=1, verbose=0,
                         callbacks=[tf.keras.callbacks.ReduceLROnPlateau(monitor="loss")])
     assert len(history.history["loss"]) == 1
+
+
+def test_our_optimizers_add_only_what_this_keras_lacks_once():
+    lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
+    assert _keras_backports.backports() == []  # nothing left to add, and nothing added twice
+    variable = tf.Variable(1.0)
+    tf.keras.backend.set_value(variable, 2.0)  # what worked before still does
+    assert float(variable.numpy()) == 2.0
