@@ -177,6 +177,7 @@ def optimizer_from_config(config: dict[str, Any], custom_objects: Any = None) ->
             f"(TF <= 2.3), but got {got}. Pass what the optimizer's `get_config()` returned."
         )
     kwargs = legacy_config_to_kwargs(config)
+    kwargs.pop("is_legacy_optimizer", None)  # Keras 2's mark for which optimizer family to build, not an argument
     return deserialize_inner_optimizer(kwargs.pop("inner_optimizer"), custom_objects), kwargs
 
 

@@ -388,6 +388,15 @@ def optimizer_is_built(optimizer: Any) -> bool:
     return bool(getattr(optimizer, "built", getattr(optimizer, "_built", False)))  # Keras 3, Keras 2
 
 
+def build_optimizer(optimizer: Any, variables: Any) -> None:
+    """Creates a Keras optimizer's per-variable state: `build` today, `_create_all_weights` on TF 2.4's OptimizerV2."""
+    build = getattr(optimizer, "build", None)
+    if build is not None:
+        build(variables)
+    else:
+        optimizer._create_all_weights(variables)
+
+
 def optimizer_variable_index(optimizer: Any, variable: Any) -> int:
     """Position of `variable` in a built optimizer's per-variable slot lists."""
     if hasattr(optimizer, "_get_variable_index"):  # Keras 3

@@ -49,7 +49,7 @@ def load_tf24_h5(path: str, custom_objects: dict[str, Any] | None = None, *, saf
         },
     )
     if weights:
-        optimizer.build(model.trainable_variables)
+        _flavour.build_optimizer(optimizer, model.trainable_variables)
         optimizer.set_weights(weights)
     return model
 

@@ -235,3 +235,26 @@ def test_the_gate_says_whether_load_model_passes_compile_to_the_h5_loader(tmp_pa
         takes_compile = True
     assert takes_compile == _flavour.keras_h5_loader_takes_compile()
     assert lossscale_compat.load_tf24_h5(path, custom_objects={"unknown_loss": unknown_loss}).optimizer is not None
+
+
+@pytest.mark.parametrize("inner", ["sgd", "legacy_sgd"])
+def test_an_h5_saved_here_with_our_optimizer_loads_and_trains_on_as_the_saved_model(inner, tmp_path):
+    """`load_tf24_h5` of a file this stack wrote with our optimizer (Keras 2 marks its configs with
+    `is_legacy_optimizer`, which is no argument of ours): the next epoch is the saved model's own next epoch."""
+    if inner == "legacy_sgd" and KERAS3:
+        pytest.skip("Keras 3 has no legacy optimizers")
+    optimizers = tf.keras.optimizers.legacy if inner == "legacy_sgd" else tf.keras.optimizers
+    x, y = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2), np.arange(8, dtype=np.float32).reshape(8, 1)
+    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+    model.compile(lossscale_compat.KerasLossScaleOptimizer(optimizers.SGD(0.05, momentum=0.9)), loss="mse")
+    model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    path = str(tmp_path / "ours.h5")
+    model.save(path)
+    loaded = lossscale_compat.load_tf24_h5(path)
+    assert isinstance(loaded.optimizer, lossscale_compat.KerasLossScaleOptimizer)
+    assert int(loaded.optimizer.iterations.numpy()) == int(model.optimizer.iterations.numpy()) == 2
+    expected = model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0).history["loss"]
+    got = loaded.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(got, expected, rtol=1e-6)  # the momentum slots came back too
+    for a, b in zip(loaded.get_weights(), model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
