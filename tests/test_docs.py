@@ -75,3 +75,16 @@ def test_every_nox_session_docstring_starts_with_a_line_that_stands_alone():
     for session in sessions:
         lines = (ast.get_docstring(session, clean=False) or "").split("\n")
         assert lines[0].endswith(".") and (len(lines) == 1 or not lines[1].strip()), (session.name, lines[:2])
+
+
+def test_record_goldens_runs_every_tf24_recorder():
+    """A recorder left out of `nox -s record-goldens` would leave its golden behind at the next re-recording."""
+    tree = ast.parse((DOCS.parent / "noxfile.py").read_text())
+    listed = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "TF24_RECORDERS" for t in node.targets)
+    )
+    recorders = {f"tests/recorders/{p.name}" for p in (DOCS.parent / "tests" / "recorders").glob("record_tf24_*.py")}
+    assert recorders - {"tests/recorders/record_tf24_names.py"} == set(listed)  # the names recorder runs last, twice
+    assert len(listed) == len(set(listed))
