@@ -8,7 +8,7 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 TEMP_PREFIX = ".lossscale-compat-"
 _TEMP_NAME = re.compile(r"^\.lossscale-compat-(\d+)-[A-Za-z0-9_]+\.tmp$")
@@ -114,25 +114,40 @@ def replace(real: str, old: bytes, new: bytes, cleaned: set[str] | None = None, 
     if cleaned is not None and directory not in cleaned:
         cleaned.add(directory)
         remove_stale_temps(directory, started or time.time())
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(new)
-            handle.flush()
-            os.fsync(handle.fileno())
+
+    def keep_owner_and_mode(temp: str) -> None:
         if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
             os.chown(temp, info.st_uid if os.geteuid() == 0 else -1, info.st_gid)
         os.chmod(temp, stat.S_IMODE(info.st_mode))  # after chown, which clears set-id bits
         if read_regular(real) != old:
             raise NotWritten(_CHANGED)
-        os.replace(temp, real)
+
+    _replace_with_temp(_new_temp(directory), real, new, keep_owner_and_mode)
+    return "replaced"
+
+
+def _new_temp(directory: str) -> tuple[int, str]:
+    """A new, empty temporary file in `directory`, named so that `remove_stale_temps` knows it: (fd, path)."""
+    return tempfile.mkstemp(dir=directory, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp")
+
+
+def _replace_with_temp(temp: tuple[int, str], target: str, data: bytes, prepare: Callable[[str], None]) -> None:
+    """Fills the temporary file with `data` on disk, calls `prepare` on its path and renames it over `target`;
+    the temporary file never outlives a failure."""
+    fd, path = temp
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        prepare(path)
+        os.replace(path, target)
     except BaseException:
         try:
-            os.unlink(temp)
+            os.unlink(path)
         except OSError:
             pass
         raise
-    return "replaced"
 
 
 _CHANGED = "not written: the file changed on disk while it was migrated; run again to migrate the new content"
@@ -205,23 +220,11 @@ def write_whole(path: str, data: bytes) -> None:
         os.umask(mask)
         mode = 0o666 & ~mask
     try:
-        fd, temp = tempfile.mkstemp(dir=directory, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp")
+        temp = _new_temp(directory)
     except PermissionError:  # a directory we cannot write, holding a file we can
         with open(path, "r+b", buffering=0) as handle:
             size = os.fstat(handle.fileno()).st_size
             reserve(handle.fileno(), size, len(data))
             _put(handle.fileno(), data)
         return
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
+    _replace_with_temp(temp, path, data, lambda temp_path: os.chmod(temp_path, mode))
