@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from types import FrameType
-from typing import NoReturn, TextIO
+from typing import NamedTuple, NoReturn, TextIO
 
 from . import _annotate, _files, _isolate, _output, _write
 from . import _warnings as w
@@ -199,6 +199,18 @@ def _paths_error(paths: Sequence[str], stdin_filename: str | None) -> str | None
     return None
 
 
+class Done(NamedTuple):
+    """What a run does to a file, in its output: the line for a file written, or that would be, and the summary's."""
+
+    written: str
+    pending: str
+    summary: str
+
+
+MIGRATED = Done("migrated", "would migrate", "migrated")
+STRIPPED = Done("stripped annotations", "would strip annotations", "stripped of annotations")
+
+
 def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list[str]) -> int:
     """Runs the parsed command line; appends each file it writes to `written` as it writes it."""
     try:
@@ -222,13 +234,14 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
         _refuse_outside_links(results, args.paths, mode)
     if mode != "write" and not stdin_mode:
         _refuse_unwritable(results)
+    done = STRIPPED if args.strip_annotations else MIGRATED
     if mode == "write":
         try:
-            _write_back(results, stdin_mode, written, stderr)
+            _write_back(results, stdin_mode, written, stderr, done)
         except BrokenPipeError:
             _output.closed(stdout, stderr)
     try:
-        _print(results, mode, options.out_format, options.target, stdout, stderr, stdin_mode)
+        _print(results, mode, options.out_format, options.target, stdout, stderr, stdin_mode, done)
         stdout.flush()
     except BrokenPipeError:  # `| head`: the reader has all it wants; the run's exit code stands
         _output.closed(stdout, stderr)
@@ -327,10 +340,12 @@ def _too_big(shown: str, data: bytes, max_size: int) -> str | None:
     )
 
 
-def _write_back(results: Sequence[_Result], stdin_mode: bool, written: list[str], stderr: TextIO) -> None:
+def _write_back(
+    results: Sequence[_Result], stdin_mode: bool, written: list[str], stderr: TextIO, done: Done = MIGRATED
+) -> None:
     """Writes the changed files, or, from stdin, the output (the input unchanged when it cannot be migrated)."""
     if not stdin_mode:
-        _write_all(results, written, stderr)
+        _write_all(results, written, stderr, done)
     elif results:  # what a filter writes back
         result = results[0]
         sys.stdout.buffer.write(result.old if result.status == "error" else result.new)
@@ -387,7 +402,7 @@ def _refuse_unwritable(results: Sequence[_Result]) -> None:
             result.status, result.error = "error", f"would not be written: {why}"
 
 
-def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -> None:
+def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO, done: Done = MIGRATED) -> None:
     """Writes every changed file, saying so as each is written; turns each one left alone into an error."""
     import signal
 
@@ -411,7 +426,7 @@ def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO) -
                     continue
                 written.append(result.path)
                 stderr.write(
-                    f"migrated: {_output.name(result.path)}\n"
+                    f"{done.written}: {_output.name(result.path)}\n"
                 )  # now, so that a run killed later leaves a record
                 stderr.flush()
     finally:
@@ -490,6 +505,7 @@ def _print(
     stdout: TextIO,
     stderr: TextIO,
     stdin_mode: bool,
+    done: Done = MIGRATED,
 ) -> None:
     if out_format == "json":
         if not (stdin_mode and mode == "write"):
@@ -502,7 +518,7 @@ def _print(
             if mode == "diff":
                 stdout.write(_diff(r))
             elif mode == "check":
-                stdout.write(f"would migrate: {_output.name(r.path)}\n")
+                stdout.write(f"{done.pending}: {_output.name(r.path)}\n")
         for warning in r.warnings(after and r.status == "changed"):
             stderr.write(_warning_line(r.path, warning, out_format))
         if r.error is not None:
@@ -513,7 +529,7 @@ def _print(
             else:
                 stderr.write(f"{_output.name(r.path)}: {level}: {r.error}\n")
     counts = _summary(results, mode, target)
-    verb = {"diff": "would be migrated", "check": "would be migrated", "write": "migrated"}[mode]
+    verb = done.summary if mode == "write" else f"would be {done.summary}"
     stderr.write(
         f"lossscale-compat: {counts['changed']} file(s) {verb}, {counts['unchanged']} unchanged, "
         f"{counts['skipped']} skipped, {counts['error']} error(s), {counts['warnings']} warning(s).\n"

@@ -96,8 +96,11 @@ def test_strip_annotations_removes_only_our_comments_and_migrates_nothing(projec
     diff = run("--strip-annotations", "train.py", cwd=project)
     assert diff.returncode == 1 and b"-x = tf.compat.v1" in diff.stdout, diff.stdout  # --diff by default
     assert run("--check", "--strip-annotations", "train.py", cwd=project).returncode == 1
+    assert b"would strip annotations: train.py" in run("--check", "--strip-annotations", "train.py", cwd=project).stdout
     stripped = run("--write", "--strip-annotations", "train.py", cwd=project)
     assert stripped.returncode == 0, stripped.stderr
+    assert b"stripped annotations: train.py" in stripped.stderr and b"migrated" not in stripped.stderr, stripped.stderr
+    assert b"1 file(s) stripped of annotations" in stripped.stderr, stripped.stderr
     assert (project / "train.py").read_text() == (plain / "train.py").read_text()
     assert run("--check", "--strip-annotations", "train.py", cwd=project).returncode == 0
 
