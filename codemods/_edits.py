@@ -12,7 +12,7 @@ from typing import NamedTuple, Optional, Union
 
 import libcst as cst
 
-from lossscale_compat import _mapping, _translation
+from lossscale_compat import _mapping
 
 # ------------------------------------------------------------------ site edits: what to do with one TF 2.4 site
 
@@ -40,7 +40,7 @@ class Wrap:
 
     call: cst.Call
     opt: cst.Arg
-    scale: _translation.ModernScale[cst.BaseExpression]
+    scale: _mapping.ModernScale[cst.BaseExpression]
     new_name: str | None
     row: _mapping.Rename
     folded: cst.CSTNode | None = None
@@ -61,7 +61,7 @@ class FixedFactor:
 
     call: cst.Call
     opt: cst.Arg
-    scale: _translation.ModernScale[cst.BaseExpression]
+    scale: _mapping.ModernScale[cst.BaseExpression]
     row: _mapping.Rename
     compiles: Sequence[cst.Call]
     folded: cst.CSTNode | None = None

@@ -7,7 +7,7 @@ from typing import cast
 
 import libcst as cst
 
-from lossscale_compat import _translation
+from lossscale_compat import _mapping
 
 from . import _warnings as w
 
@@ -23,7 +23,7 @@ class Unsafe(Exception):
 
 
 # A loss scale read from the source: the modern arguments, as the source expressions that give them.
-SourceScale = _translation.ModernScale[Expr]
+SourceScale = _mapping.ModernScale[Expr]
 
 
 def called_name_of(call: cst.Call) -> str | None:
@@ -179,7 +179,7 @@ def has_comment(node: cst.CSTNode) -> bool:
 
 def is_power_of_two(node: Expr | None) -> bool:
     """Returns whether `node` is a number literal that carries over exactly to Keras 3's `loss_scale_factor`."""
-    return node is not None and _translation.is_exact_loss_scale_factor(number_value(node))
+    return node is not None and _mapping.is_exact_loss_scale_factor(number_value(node))
 
 
 def dotted_expression(dotted: str) -> Expr:

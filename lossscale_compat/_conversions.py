@@ -10,7 +10,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from lossscale_compat import _flavour, _loss_scale, _translation
+from lossscale_compat import _flavour, _loss_scale, _mapping
 from lossscale_compat._deprecation import _PACKAGE_DIR
 
 ACCEPTED = 'the string "dynamic" (recommended), an int, a float, a FixedLossScale, or a DynamicLossScale'
@@ -21,15 +21,15 @@ def loss_scale_to_kwargs(loss_scale: Any) -> dict[str, Any]:
     return _modern_scale(loss_scale).kwargs()
 
 
-def _modern_scale(loss_scale: Any) -> _translation.ModernScale:
-    """The one translation (`_translation.translate`) of a TF 2.4 `loss_scale` argument, with TF 2.4's errors."""
+def _modern_scale(loss_scale: Any) -> _mapping.ModernScale:
+    """The one translation (`_mapping.translate`) of a TF 2.4 `loss_scale` argument, with TF 2.4's errors."""
     if isinstance(loss_scale, dict):
         loss_scale = _loss_scale.deserialize(loss_scale)
     if isinstance(loss_scale, (int, float)):  # bool too, and no >= 1 check, as in TF 2.4
         _check_fixed_number(loss_scale)
-        return _translation.translate(_translation.FIXED, {"loss_scale_value": loss_scale})
+        return _mapping.translate(_mapping.FIXED, {"loss_scale_value": loss_scale})
     if isinstance(loss_scale, str) and loss_scale == "dynamic":
-        return _translation.translate(_translation.DYNAMIC, {})
+        return _mapping.translate(_mapping.DYNAMIC, {})
     if isinstance(loss_scale, (_loss_scale.FixedLossScale, _loss_scale.DynamicLossScale)):
         return _translate_object(
             loss_scale, 'When passing a DynamicLossScale to "loss_scale", DynamicLossScale.multiplier must be 2. Got:'
@@ -77,13 +77,13 @@ def _users_level() -> int:
     return level
 
 
-def _translate_object(loss_scale: Any, multiplier_prefix: str) -> _translation.ModernScale:
+def _translate_object(loss_scale: Any, multiplier_prefix: str) -> _mapping.ModernScale:
     """Translates a FixedLossScale or DynamicLossScale by its settings; only those carry over, not its state."""
     if isinstance(loss_scale, _loss_scale.FixedLossScale):
-        return _translation.translate(_translation.FIXED_LOSS_SCALE, {"loss_scale_value": loss_scale._loss_scale_value})
+        return _mapping.translate(_mapping.FIXED_LOSS_SCALE, {"loss_scale_value": loss_scale._loss_scale_value})
     try:
-        return _translation.translate(_translation.DYNAMIC_LOSS_SCALE, loss_scale.get_config())
-    except _translation.UntranslatableLossScale as error:
+        return _mapping.translate(_mapping.DYNAMIC_LOSS_SCALE, loss_scale.get_config())
+    except _mapping.UntranslatableLossScale as error:
         raise ValueError(f"{multiplier_prefix} {loss_scale}. {error}") from None
 
 
@@ -252,7 +252,7 @@ def without_decay(optimizer_config: dict[str, Any]) -> dict[str, Any]:
 
 def replacement_call(kwargs: dict[str, Any], prefix: str, keras3: bool) -> str:
     """The modern construction equivalent to TF 2.4 `kwargs`, for deprecation messages."""
-    scale = _translation.ModernScale(
+    scale = _mapping.ModernScale(
         kwargs.get("dynamic", True) is not False, kwargs.get("initial_scale"), kwargs.get("dynamic_growth_steps")
     )
-    return _translation.describe(scale, prefix, "keras3" if keras3 else "tf_keras")
+    return _mapping.describe(scale, prefix, "keras3" if keras3 else "tf_keras")

@@ -15,7 +15,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from lossscale_compat import _checkpoint, _conversions, _flavour, _forwarding, _inner_access
+from lossscale_compat import _conversions, _flavour, _forwarding, _inner_access, _optimizer_checkpoint
 
 # Any to mypy: base classes chosen at import time.
 _Keras2LossScaleOptimizer: Any = _flavour.keras2_loss_scale_optimizer_for_new_optimizers()
@@ -69,7 +69,7 @@ class SkippedSteps:
 
 class KerasLossScaleOptimizer(
     SkippedSteps,
-    _checkpoint.TF24CheckpointNames,
+    _optimizer_checkpoint.TF24CheckpointNames,
     _inner_access.InnerOptimizerAccess,
     _Keras2LossScaleOptimizer,
     metaclass=ByInnerOptimizer,
@@ -106,7 +106,7 @@ class KerasLossScaleOptimizer(
 
     def _trackable_children(self, save_type: Any = "checkpoint", **kwargs: Any) -> Any:
         children = super()._trackable_children(save_type, **kwargs)
-        return _checkpoint.with_inner_class_mark(self, children) if save_type == "checkpoint" else children
+        return _optimizer_checkpoint.with_inner_class_mark(self, children) if save_type == "checkpoint" else children
 
     @classmethod
     def from_config(cls, config: dict, custom_objects: Any = None) -> KerasLossScaleOptimizer:

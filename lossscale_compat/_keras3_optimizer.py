@@ -28,19 +28,19 @@ from typing import Any, Callable
 import tensorflow as tf
 
 from lossscale_compat import (
-    _checkpoint,
     _conversions,
     _flavour,
     _forwarding,
     _inner_access,
     _keras_backports,
     _loss_scale,
+    _optimizer_checkpoint,
     _strategy,
 )
 
 # Any to mypy: base classes chosen at import time.
 _KerasLossScaleOptimizer: Any = _flavour.keras_loss_scale_optimizer()
-_Trackable: Any = object if _flavour.keras_optimizers_are_trackable() else _checkpoint.CheckpointsRefused
+_Trackable: Any = object if _flavour.keras_optimizers_are_trackable() else _optimizer_checkpoint.CheckpointsRefused
 
 
 class _LossScaleState(_loss_scale.DynamicLossScale):
@@ -83,7 +83,7 @@ def _sum_over_replicas(grads: list) -> list:
 
 
 class KerasLossScaleOptimizer(
-    _checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess, _KerasLossScaleOptimizer, _Trackable
+    _optimizer_checkpoint.TF24CheckpointNames, _inner_access.InnerOptimizerAccess, _KerasLossScaleOptimizer, _Trackable
 ):
     """TF 2.4's non-experimental `tf.keras.mixed_precision.LossScaleOptimizer`, on the installed Keras."""
 
@@ -158,7 +158,7 @@ class KerasLossScaleOptimizer(
         children = super()._trackable_children(save_type, **kwargs)
         if save_type != "checkpoint":
             return children
-        return _checkpoint.keras3_checkpoint_children(self, children)
+        return _optimizer_checkpoint.keras3_checkpoint_children(self, children)
 
     @tf.__internal__.tracking.no_automatic_dependency_tracking
     def _set_skipped_steps(self, counter: tf.Variable) -> None:

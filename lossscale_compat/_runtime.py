@@ -15,9 +15,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from lossscale_compat import _flavour, _loss_scale, _optimizer
+from lossscale_compat import _flavour, _loss_scale, _optimizer, legacy
 from lossscale_compat._deprecation import quiet
-from lossscale_compat.legacy import _graph_rewrite, _keras_hooks, _policy, _v1_optimizer
 
 
 def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") -> Any:
@@ -31,18 +30,18 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
             return wrapped
         # TF1's rewrite takes only TensorFlow's loss scales; legacy mode's subclass of its optimizer keeps and updates
         # ours, as TF 2.4's kept the object it was given.
-        return _v1_optimizer.v1_loss_scale_optimizer(type(wrapped))(opt, loss_scale)
+        return legacy.v1_loss_scale_optimizer(type(wrapped))(opt, loss_scale)
     with quiet():  # the call site was migrated on purpose; its note says why it stays
-        return _graph_rewrite.enable_mixed_precision_graph_rewrite(opt, loss_scale)
+        return legacy.enable_mixed_precision_graph_rewrite(opt, loss_scale)
 
 
 def disable_mixed_precision_graph_rewrite() -> None:
     """TF 2.4's `disable_mixed_precision_graph_rewrite`, for a migrated file that uses the function as a value."""
     with quiet():
-        _graph_rewrite.disable_mixed_precision_graph_rewrite()
+        legacy.disable_mixed_precision_graph_rewrite()
 
 
-class Policy(_policy.Policy):
+class Policy(legacy.Policy):
     """TF 2.4's experimental `Policy(name, loss_scale)`; `compile` of a model under it wraps as TF 2.4 did."""
 
     def __init__(self, name: str, loss_scale: Any = "auto"):
@@ -61,11 +60,11 @@ def _install_compile_rule() -> None:
         return
     model, method = _flavour.keras_compile_hook()
     original = getattr(model, method)
-    tf24_rule = _keras_hooks.hooked(original, method)
+    tf24_rule = legacy.tf24_compile_rule(original, method)
 
     @functools.wraps(original)
     def compile_or_get_optimizer(self: Any, *args: Any, **kwargs: Any) -> Any:
-        chosen = tf24_rule if isinstance(getattr(self, "dtype_policy", None), _policy.Policy) else original
+        chosen = tf24_rule if isinstance(getattr(self, "dtype_policy", None), legacy.Policy) else original
         return chosen(self, *args, **kwargs)
 
     setattr(model, method, compile_or_get_optimizer)
@@ -99,9 +98,9 @@ def _keras_experimental() -> types.ModuleType:
     module.__dict__.update(
         LossScaleOptimizer=_optimizer.LossScaleOptimizer,
         Policy=Policy,
-        set_policy=_policy.set_policy,
-        global_policy=_policy.global_policy,
-        get_layer_policy=_policy.get_layer_policy,
+        set_policy=legacy.set_policy,
+        global_policy=legacy.global_policy,
+        get_layer_policy=legacy.get_layer_policy,
     )
     return module
 

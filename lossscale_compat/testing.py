@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use, through __getattr__
     from lossscale_compat._behaviour import assert_behaviour_equivalent, behaviour_difference
-    from lossscale_compat._equivalence import assert_equivalent, config_differences, config_summary
+    from lossscale_compat._equivalence import assert_equivalent, config_differences, config_summary, modern_equivalent
     from lossscale_compat._equivalence import assert_equivalent as assert_config_equivalent
-    from lossscale_compat._modern import modern_equivalent
 
 _PUBLIC = {
     "assert_behaviour_equivalent": ("lossscale_compat._behaviour", "assert_behaviour_equivalent"),
@@ -25,7 +24,7 @@ _PUBLIC = {
     "behaviour_difference": ("lossscale_compat._behaviour", "behaviour_difference"),
     "config_differences": ("lossscale_compat._equivalence", "config_differences"),
     "config_summary": ("lossscale_compat._equivalence", "config_summary"),
-    "modern_equivalent": ("lossscale_compat._modern", "modern_equivalent"),
+    "modern_equivalent": ("lossscale_compat._equivalence", "modern_equivalent"),
 }
 
 __all__ = (

@@ -165,6 +165,18 @@ def test_the_classes_never_import_legacy_mode():
     assert [name for name in below if any(m.startswith("lossscale_compat.legacy") for m in GRAPH[name])] == []
 
 
+def test_legacy_mode_is_reached_only_through_its_public_face():
+    outside = [name for name in GRAPH if not name.startswith("lossscale_compat.legacy")]
+    private = {name: [m for m in GRAPH[name] if m.startswith("lossscale_compat.legacy.")] for name in outside}
+    assert {name: modules for name, modules in private.items() if modules} == {}
+
+
+def test_legacy_modes_public_face_lists_what_it_serves():
+    import lossscale_compat.legacy as legacy
+
+    assert all(getattr(legacy, name) is not None for name in legacy.__all__)
+
+
 def test_the_package_never_imports_the_codemod():
     package = [name for name in GRAPH if not name.startswith("lossscale_compat.codemods")]
     assert [name for name in package if any(m.startswith("lossscale_compat.codemods") for m in GRAPH[name])] == []

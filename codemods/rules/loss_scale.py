@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from lossscale_compat import _mapping, _translation
+from lossscale_compat import _mapping
 
 from .. import _tf1
 from .. import _warnings as w
@@ -15,7 +15,7 @@ from .._values import Expr, SourceScale, Unsafe, bind_args, is_pure, number_valu
 from . import tf1
 from .site import Site
 
-_LOSS_SCALE_PARAMS = _translation.PARAMETERS
+_LOSS_SCALE_PARAMS = _mapping.PARAMETERS
 
 
 def decide(site: Site) -> SiteEdit:
@@ -29,9 +29,9 @@ def read(facts: Facts, node: Expr) -> tuple[SourceScale, cst.CSTNode | None]:
     """Reads a TF 2.4 `loss_scale` argument, or raises Unsafe: (the scale, the loss-scale class site it folds)."""
     text = string_value(node)
     if text == "dynamic":
-        return _translation.translate(_translation.DYNAMIC, {}), None
+        return _mapping.translate(_mapping.DYNAMIC, {}), None
     if number_value(node) is not None:
-        return _translation.translate(_translation.FIXED, {"loss_scale_value": node}), None
+        return _mapping.translate(_mapping.FIXED, {"loss_scale_value": node}), None
     kind = _loss_scale_class(facts, node)
     if kind is not None:
         assert isinstance(node, cst.Call)
@@ -85,6 +85,6 @@ def _loss_scale_from(kind: str, values: dict[str, Expr]) -> SourceScale:
     if any(not is_pure(value) for value in values.values()):
         raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
     try:
-        return _translation.translate(kind, values, number_value)
-    except _translation.UntranslatableLossScale:
+        return _mapping.translate(kind, values, number_value)
+    except _mapping.UntranslatableLossScale:
         raise Unsafe(w.MULTIPLIER_NOT_TWO) from None

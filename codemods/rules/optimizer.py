@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from lossscale_compat import _mapping, _translation
+from lossscale_compat import _mapping
 
 from .. import _warnings as w
 from .._edits import FixedFactor, NewName, SiteEdit, Wrap
@@ -78,7 +78,7 @@ def wrap(site: Site, bound: dict[str, cst.Arg]) -> Wrap | FixedFactor:
             raise Unsafe(w.UNSUPPORTED_USE)
         scale, folded = loss_scale.read(site.facts, bound["loss_scale"].value)
     else:
-        scale = _translation.translate(_translation.DYNAMIC, {})
+        scale = _mapping.translate(_mapping.DYNAMIC, {})
     opt = bound[PARAMETERS[row.rule][0][0]]  # the optimizer
     if site.target == "keras3" and not scale.dynamic:
         inner = opt.value

@@ -5,7 +5,7 @@ import tensorflow as tf
 from tf24_optimizers import KERAS3, OPTIMIZER_GOLDENS
 
 import lossscale_compat
-from lossscale_compat import _translation
+from lossscale_compat import _mapping
 from lossscale_compat.testing import assert_behaviour_equivalent, assert_config_equivalent, modern_equivalent
 
 SGD = tf.keras.optimizers.SGD
@@ -44,7 +44,7 @@ def test_tf24_serialized_configs(case):
     """Every TF 2.4.0 serialized form in the goldens has a modern equivalent, unless Keras 3 cannot express it."""
     config = case["serialize"]["ok"]
     tf24 = lossscale_compat.KerasLossScaleOptimizer.from_config(config["config"])
-    if KERAS3 and not tf24.dynamic and not _translation.is_exact_loss_scale_factor(tf24.initial_scale):
+    if KERAS3 and not tf24.dynamic and not _mapping.is_exact_loss_scale_factor(tf24.initial_scale):
         with pytest.raises(ValueError, match="not a power of two"):
             modern_equivalent(config)
         return

@@ -14,7 +14,7 @@ from tf24_optimizers import OPTIMIZER_GOLDENS, specs
 import lossscale_compat
 from lossscale_compat.codemods import _warnings as w
 from lossscale_compat.codemods._engine import migrate_source
-from lossscale_compat import _conversions, _translation
+from lossscale_compat import _conversions, _mapping
 
 FORMS = [case for case in OPTIMIZER_GOLDENS["configs"]["forms"] if case["form"]["class"] == "experimental"]
 REFUSED = [case for case in OPTIMIZER_GOLDENS["errors"]["constructors"] if "multiplier_4" in case["name"]]
@@ -84,7 +84,7 @@ def test_shim_codemod_and_message_give_tf24s_own_settings(case):
     assert completed(written) == expected and codes == []
 
     written, codes = codemod_kwargs(source_of(case["form"]["loss_scale"]), "keras3")
-    if expected["dynamic"] or _translation.is_exact_loss_scale_factor(expected["initial_scale"]):
+    if expected["dynamic"] or _mapping.is_exact_loss_scale_factor(expected["initial_scale"]):
         assert completed(written) == expected
     else:  # Keras 3 divides by the factor where TF 2.4 multiplied by its reciprocal: TF 2.4's class keeps it
         assert written is None and codes == [w.OPTIMIZER_SHIM_NOTE]
