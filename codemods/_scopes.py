@@ -1,23 +1,19 @@
 """Scopes, bindings and name uses: the answers libcst's ScopeProvider gives, for what the codemod asks.
 
-One walk over the module records, per scope, each binding (assignment, import, def, class, parameter)
-with its position among the scope's bindings, and each use of a name, unresolved. Which bindings a use
-sees, and which uses a binding has, are worked out for one first name at a time, only when asked
-(`_Tracker.infer`): most names of a module are never asked about. The rules follow libcst's scope
-analysis (libcst 1.x, `libcst.metadata.scope_provider`), so the codemod's decisions do not change:
+One walk over the module records, per scope, each binding (assignment, import, def, class, parameter) with its
+position among the scope's bindings, and each use of a name, unresolved. Which bindings a use sees, and which uses a
+binding has, are worked out for one first name at a time, only when asked (`_Tracker.infer`): most names of a module
+are never asked about. It follows libcst 1.x's scope rules (`tests/migrate/test_scopes.py`; why ours: codemod.md):
 
-- A use sees the bindings of its name in the nearest enclosing scope that has any, skipping class
-  scopes from inside nested functions; `global`/`nonlocal` redirect a name to the module or the
-  enclosing scope. In its own scope it sees only the bindings made before it, and if there are none,
-  those of the parent scope.
-- Bindings are ordered by a per-scope counter that moves on after each binding statement and after a
-  `for` target, as libcst's scope visitor counts them; the walk visits a function's parameters and body
-  before its decorators and return annotation, a class's decorators and bases before its body, and a
-  comprehension's first iterable outside its scope, in that visitor's order.
+- A use sees the bindings of its name in the nearest enclosing scope that has any, skipping class scopes from inside
+  nested functions; `global`/`nonlocal` redirect a name to the module or the enclosing scope. In its own scope it
+  sees only the bindings made before it, and if there are none, those of the parent scope.
+- Bindings are ordered by a per-scope counter that moves on after each binding statement and after a `for` target,
+  as libcst's scope visitor counts them; the walk visits a function's parameters and body before its decorators and
+  return annotation, a class's decorators and bases before its body, and a comprehension's first iterable outside
+  its scope, in that visitor's order.
 - A dotted use (`a.b.c`) is a use of the longest dotted prefix that an import binds (`import a.b`),
   else of its first name. String annotations are parsed, and their names are uses of the string.
-
-`tests/migrate/test_scopes.py` holds the answers to libcst's ScopeProvider over the corpus.
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ import libcst as cst
 from libcst.metadata import QualifiedName, QualifiedNameSource
 
 from ._fields import holds_no_name, named_children
-from ._values import full_name
+from ._values import full_name, named_prefixes
 
 _T = TypeVar("_T")
 _LOCAL, _IMPORT, _BUILTIN = QualifiedNameSource.LOCAL, QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN
@@ -309,21 +305,6 @@ class AnnotationScope(Scope):
         return self.parent.name_prefix
 
 
-def _dotted_prefixes(node: cst.Attribute | cst.Name) -> Iterator[tuple[str, cst.Attribute | cst.Name]]:
-    """`a.b.c` -> ("a.b.c", node), ("a.b", ...), ("a", ...); through a call, from the called name."""
-    if isinstance(node, cst.Name):
-        yield node.value, node
-        return
-    value = node.value
-    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)):
-        yield from _dotted_prefixes(value.func)
-    elif isinstance(value, (cst.Attribute, cst.Name)):
-        inner = list(_dotted_prefixes(value))
-        if inner:
-            yield f"{inner[0][0]}.{node.attr.value}", node
-            yield from inner
-
-
 _LOAD, _STORE, _DEL, _NONE = 0, 1, 2, 3
 
 # Nodes after which a scope's binding counter moves on, as libcst's scope visitor counts them.
@@ -400,7 +381,7 @@ class _Tracker:
             node: cst.CSTNode = name_node
             name = name_node.value
             if dotted is not None:
-                for prefix, prefix_node in _dotted_prefixes(dotted):
+                for prefix, prefix_node in named_prefixes(dotted):
                     if prefix in scope:
                         node, name = prefix_node, prefix
                         break
@@ -640,7 +621,7 @@ class _Walk:
             self.tracker.scope_of[alias] = self.scope
             bound = alias.asname.name if alias.asname is not None else alias.name
             if isinstance(bound, (cst.Name, cst.Attribute)):
-                for name, _ in _dotted_prefixes(bound):
+                for name, _ in named_prefixes(bound):
                     self.scope.bind(name, node, ImportBinding)
 
     def visit_function(self, node: cst.FunctionDef, context: int) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import cast
 
 import libcst as cst
@@ -216,3 +216,18 @@ def optimizer_like(node: cst.BaseExpression) -> bool:
         return False
     name = name.lower()
     return name in ("opt", "optimizer") or name.endswith(("_opt", "_optimizer"))
+
+
+def named_prefixes(node: cst.Attribute | cst.Name) -> Iterator[tuple[str, cst.Attribute | cst.Name]]:
+    """`a.b.c` -> ("a.b.c", node), ("a.b", ...), ("a", ...); through a call, from the called name."""
+    if isinstance(node, cst.Name):
+        yield node.value, node
+        return
+    value = node.value
+    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)):
+        yield from named_prefixes(value.func)
+    elif isinstance(value, (cst.Attribute, cst.Name)):
+        inner = list(named_prefixes(value))
+        if inner:
+            yield f"{inner[0][0]}.{node.attr.value}", node
+            yield from inner

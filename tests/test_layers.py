@@ -214,3 +214,13 @@ def test_the_check_finds_a_cycle_when_there_is_one():
         assert all(b in GRAPH[a] for a, b in zip(cycle, cycle[1:])), "each step is an import"
     finally:
         GRAPH["lossscale_compat._slots"] = imports_of(PACKAGE / "_slots.py")
+
+
+def test_no_module_is_over_720_lines():
+    """A module a newcomer reads in one sitting (issue #32)."""
+    sizes = {
+        str(path.relative_to(REPO)): len(path.read_text().splitlines())
+        for root in ROOTS.values()
+        for path in root.rglob("*.py")
+    }
+    assert {path: lines for path, lines in sizes.items() if lines > 720} == {}
