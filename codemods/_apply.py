@@ -146,7 +146,9 @@ def plan_removals(plan: Plan, facts: Facts) -> None:
     comment move to the next kept statement of its block (or the block's footer); a block
     that would be left empty keeps its first removed line as `pass`.
     """
-    for _, statement, _ in facts.bindings.values():
+    statements = {statement for _, statement, _ in facts.bindings.values()}
+    statements.update(parent for alias in plan.import_actions if (parent := facts.parent(alias)) is not None)
+    for statement in statements:
         line = facts.parent(statement)
         if (
             isinstance(statement, (cst.Import, cst.ImportFrom))

@@ -109,6 +109,7 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
             decisions.update(custom_loop.escaping_on_shim(facts, decisions, facts.loops))
             decisions.update(keras3_notes.checkpointed_on_shim(facts, decisions))
         _import_plan.plan_imports(facts, self.plan, decisions)
+        _import_plan.plan_nested_imports(facts, self.plan, decisions)
         _import_plan.plan_private_imports(facts, self.plan)
         private_modules.plan_private_modules(facts, self.target, self.plan)
         _apply.plan_site_edits(facts, self.target, self.plan, decisions)
