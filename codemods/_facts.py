@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange, QualifiedName, QualifiedNameSource
 
+from lossscale_compat._mapping import normal_name
+
 from ._scopes import Binding, GlobalScope, Scope
 from ._values import Expr, full_name
 
@@ -87,7 +89,7 @@ class Reading:
                 names.add(self._through_local_alias(q.name, node))
             else:
                 names.add(q.name)
-        return names
+        return {normal_name(name) for name in names}
 
     def qualified_one(self, node: cst.CSTNode) -> str | None:
         """The one qualified name of `node` (see `qualified`), or None when it has none or several."""
@@ -123,7 +125,7 @@ class Reading:
         binding = self.bindings.get(root)
         if binding is None:
             return None
-        return f"{binding[0]}.{rest}" if rest else binding[0]
+        return normal_name(f"{binding[0]}.{rest}" if rest else binding[0])
 
     def single_assignment(self, target: cst.Name) -> Binding | None:
         """Returns the only binding of `target`'s name in its scope, if `target` is that binding."""

@@ -246,10 +246,11 @@ def _drop_alias_if_unused(
 
 
 def _spellings(target: str, new: str) -> list[str]:
-    """The dotted names `new` may be written as: itself, and on Keras 3 `tensorflow.keras...` too."""
-    if target == "keras3" and new.startswith("keras."):
-        return [new, "tensorflow." + new]
-    return [new]
+    """The dotted names `new` may be written as: itself, on Keras 3 `tensorflow.keras...` too, and through
+    `tensorflow.compat.v2` (TF 2's API, the same `keras` as `tf.keras` on every recorded stack) what TF holds."""
+    names = [new, "tensorflow." + new] if target == "keras3" and new.startswith("keras.") else [new]
+    compat = ["tensorflow.compat.v2." + name[len("tensorflow.") :] for name in names if name.startswith("tensorflow.")]
+    return names + compat
 
 
 def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
@@ -274,7 +275,7 @@ def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
             continue
         for candidate in candidates:
             if candidate == qualified or candidate.startswith(qualified + "."):
-                rank = (name != root, -len(qualified), name)
+                rank = (name != root, candidate.startswith("tensorflow.compat."), -len(qualified), name)
                 usable.append((rank, name + candidate[len(qualified) :]))
     if usable:
         return dotted_expression(min(usable)[1])

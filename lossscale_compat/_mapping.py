@@ -125,6 +125,7 @@ _KERAS_POLICY_NAMESPACES = (
 # Where TF 2.4 exported enable_/disable_mixed_precision_graph_rewrite.
 _GRAPH_REWRITE_NAMESPACES = (
     "tensorflow.train.experimental",
+    "tensorflow.compat.v2.train.experimental",
     "tensorflow.compat.v1.train.experimental",
     "tensorflow.compat.v1.mixed_precision",
 )
@@ -215,7 +216,7 @@ RENAMES: tuple[Rename, ...] = (
             rule="graph_rewrite_disable",
             fallback=(
                 "lossscale_compat.disable_mixed_precision_graph_rewrite"
-                if namespace == "tensorflow.train.experimental"
+                if not namespace.startswith("tensorflow.compat.v1.")
                 else None
             ),
         )
@@ -265,6 +266,18 @@ PUBLIC_MODULES: tuple[str, ...] = tuple(
 MODULE_PREFIXES = frozenset(
     rename.old.rsplit(".", depth)[0] for rename in RENAMES for depth in range(1, rename.old.count("."))
 )
+
+
+def normal_name(name: str) -> str:
+    """`name` with its compat namespaces read as TensorFlow reads them: the last one decides
+    (`tensorflow.compat.v1.compat.v2.x` is `tensorflow.compat.v2.x`, TF 2's API; `tensorflow.compat.v2.compat.v1.x`
+    is `tensorflow.compat.v1.x`, TF 1's)."""
+    if not name.startswith("tensorflow.compat."):
+        return name
+    rest = name
+    while rest.startswith(("tensorflow.compat.v1.compat.", "tensorflow.compat.v2.compat.")):
+        rest = "tensorflow." + rest[len("tensorflow.compat.v1.") :]
+    return rest
 
 
 def replacement(rename: Rename, target: str) -> str | None:
