@@ -111,6 +111,7 @@ class SiteCollector:
             (name := full_name(alias.name) or "").startswith(_mapping.PRIVATE_KERAS_PACKAGE)
             and name not in _mapping.LEGACY_MODULES  # its uses are sites
             and name not in _mapping.PRIVATE_MODULES  # moved or warned by `rules.private_modules`
+            and name not in _mapping.DEVICE_CHECK_MODULES  # removed or warned by `rules.private_modules`
             for alias in node.names
         ):
             self._warn_private_import(node)
@@ -135,6 +136,7 @@ class SiteCollector:
                     f"{module}.{alias.evaluated_name}" not in _mapping.BY_OLD_NAME
                     and f"{module}.{alias.evaluated_name}" not in _mapping.LEGACY_MODULES
                     and f"{module}.{alias.evaluated_name}" not in _mapping.PRIVATE_MODULES
+                    and f"{module}.{alias.evaluated_name}" not in _mapping.DEVICE_CHECK_MODULES
                     for alias in node.names
                 )
             )

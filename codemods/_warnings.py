@@ -59,6 +59,7 @@ TF24_CALL_SHIM_NOTE = "LSC148"
 TF24_CALL_NOT_PROVEN = "LSC149"
 # The verifier (issue 30): the output still names something the target lacks, and no other warning says so.
 NAME_LEFT = "LSC150"
+DEVICE_CHECK_DROPPED = "LSC151"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -370,6 +371,13 @@ MESSAGES = {
         "`lossscale_compat` (it keeps TF 2.4's behaviour), guard the line with `try`/`except ImportError`, or run "
         "the file unmodified with `lossscale-compat run`."
     ),
+    DEVICE_CHECK_DROPPED: (
+        "This imported TensorFlow's private `device_compatibility_check` module only to silence its check (the "
+        "log message that mixed_float16 may run slowly on this device), and the target has no such module to import "
+        "(TF <= 2.3's experimental one is gone; TF 2.4's belongs to TensorFlow's old internal Keras, which the target "
+        "does not use), so the import and the statements that only set or called something of it were removed. "
+        "Nothing else changes: at most the target's Keras logs its own note about the device."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -416,6 +424,7 @@ NOTE_CODES = frozenset(
         MODULE_FALLBACK_NOTE,
         CONFIG_EQUIVALENCE_NOTE,
         PRIVATE_IMPORT_NOTE,
+        DEVICE_CHECK_DROPPED,
     }
 )
 

@@ -112,6 +112,7 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
         _import_plan.plan_nested_imports(facts, self.plan, decisions)
         _import_plan.plan_private_imports(facts, self.plan)
         private_modules.plan_private_modules(facts, self.target, self.plan)
+        private_modules.plan_device_checks(facts, self.plan)
         _apply.plan_site_edits(facts, self.target, self.plan, decisions)
         if keras3:
             self._plan_custom_loops(loops_kept)

@@ -103,6 +103,12 @@ PRIVATE_NAMES: dict[str, str] = {
 local names kept). The experimental package's `loss_scale_optimizer`, `policy` and `get_layer_policy` are rows of
 `RENAMES`; the rest of that package is warned (LSC110)."""
 
+DEVICE_CHECK_MODULES = frozenset(
+    f"{package}.device_compatibility_check" for package in (PRIVATE_KERAS_ROOT, PRIVATE_KERAS_PACKAGE)
+)
+"""TF's private device-check modules, imported only to silence the check (set a flag, replace its logger): the
+codemod removes the import and those statements, and maps them to nothing (TF 2.21's Keras never reads them)."""
+
 PRIVATE_MODULES: frozenset[str] = frozenset(name.rpartition(".")[0] for name in PRIVATE_NAMES)
 """The private modules that hold a `PRIVATE_NAMES` name: imported as a module (`from ... import loss_scale_optimizer`,
 `import ... as lso`), its uses move to lossscale_compat when every attribute the file reads of it is such a name."""

@@ -45,7 +45,7 @@ def test_the_model_gardens_compat_v2_import_gets_the_graph_rewrite_rewritten(tar
         opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))
         """,
         target=target,
-        codes=[w.GRAPH_REWRITE_NOTE] if hasattr(w, "GRAPH_REWRITE_NOTE") else ["LSC108"],
+        codes=[w.GRAPH_REWRITE_NOTE],
     )
 
 
