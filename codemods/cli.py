@@ -17,7 +17,7 @@ from typing import NoReturn, TextIO
 
 from lossscale_compat._mapping import TARGETS
 
-from . import _annotate, _files, _isolate, _output, _write
+from . import _annotate, _files, _isolate, _output, _target_names, _write
 from . import _warnings as w
 
 EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
@@ -418,6 +418,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     except (ValueError, TypeError) as error:
         print(f"lossscale-compat: error: {error}", file=stderr)
         return EXIT_ERROR
+    if (missing := _target_names.missing_note(options.target)) is not None and not args.strip_annotations:
+        print(f"lossscale-compat: {missing}", file=stderr)  # the verifier cannot run: said once, never silently
     mode = args.mode or "diff"
     paths_error = _paths_error(args.paths, args.stdin_filename)
     if paths_error is not None:
