@@ -33,6 +33,23 @@ def plan_local_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]
             plan.warn(statement, w.IMPORT_KEPT)
 
 
+def plan_self_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+    """Drops each `self.x = <TF 2.4-only module>` once every `self.x` read of its class is rewritten away, else
+    warns (LSC122)."""
+    covered: set[cst.CSTNode] = set()
+    for node in [*(site for site, edit in decisions.items() if not isinstance(edit, Keep)), *plan.folded]:
+        while isinstance(node, cst.Attribute):
+            covered.add(node)
+            node = node.value
+    for module, statement, reads in (alias for aliases in facts.self_aliases.values() for alias in aliases.values()):
+        if module not in _mapping.LEGACY_MODULES or facts.is_suppressed(statement):
+            continue
+        if all(read in covered for read in reads):
+            plan.drop_small.add(statement)
+        else:
+            plan.warn(statement, w.IMPORT_KEPT)
+
+
 def warn_kept_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
     """Warns on each import of a TF 2.4 name that stays because some use of it was left alone, or moves a
     module alias to lossscale_compat's module of the same names."""

@@ -118,6 +118,7 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
             self._plan_custom_loops(loops_kept)
             self.plan.warnings.extend(keras3_notes.iterations_read_warnings(facts, decisions, self.plan.lso_calls))
         _import_plan.plan_local_aliases(facts, self.plan, decisions)
+        _import_plan.plan_self_aliases(facts, self.plan, decisions)
         _apply.plan_removals(self.plan, facts)
         _import_plan.warn_kept_imports(facts, self.plan, decisions)
         self.plan.warnings.extend(policy.global_scale_read_warnings(facts, decisions))

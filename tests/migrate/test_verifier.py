@@ -143,16 +143,18 @@ def test_a_name_the_target_has_is_not_warned():
     assert _codes(result) == []
 
 
-def test_a_module_held_as_a_value_is_warned_where_it_is_bound():
+def test_a_module_held_as_a_value_twice_is_warned_where_it_is_bound():
+    """Held once in its class, the module is followed (tests/migrate/test_module_values.py); rebound, it is not."""
     result = _migrate(
         """\
         import tensorflow as tf
         class T:
             def __init__(self):
                 self._mp = tf.keras.mixed_precision.experimental
+                self._mp = tf.keras.mixed_precision.experimental
             def build(self, opt):
                 return self._mp.LossScaleOptimizer(opt, "dynamic")
         """
     )
-    assert [f.line for f in result.findings] == [4]
+    assert [f.line for f in result.findings] == [4, 5]
     assert _silent(result, "keras3") == []
