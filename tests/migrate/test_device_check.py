@@ -82,6 +82,32 @@ def test_an_aliased_import_and_a_call_statement_go():
     )
 
 
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "from tensorflow.python.keras.mixed_precision.experimental import device_compatibility_check",
+        "import tensorflow.python.keras.mixed_precision.experimental.device_compatibility_check as dcc",
+    ],
+)
+def test_an_unused_import_under_a_guard_is_removed(statement):
+    """Was LSC110 (tests/migrate/test_real_code_rules.py): an import never used does nothing the target needs."""
+    check(
+        f"""\
+        import tensorflow as tf
+
+        if tf.__version__.startswith("2.2."):
+            {statement}
+        """,
+        """\
+        import tensorflow as tf
+
+        if tf.__version__.startswith("2.2."):
+            pass
+        """,
+        codes=[w.DEVICE_CHECK_DROPPED],
+    )
+
+
 def test_a_use_that_reads_the_module_keeps_the_import_warned():
     source = """\
         from tensorflow.python.keras.mixed_precision import device_compatibility_check

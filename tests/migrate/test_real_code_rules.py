@@ -723,8 +723,6 @@ def test_experimental_lso_class_assigned_to_a_name_names_the_shim(target):
 @pytest.mark.parametrize(
     "statement",
     [
-        "from tensorflow.python.keras.mixed_precision.experimental import device_compatibility_check",
-        "import tensorflow.python.keras.mixed_precision.experimental.device_compatibility_check as dcc",
         "from tensorflow.python.keras.mixed_precision.experimental.autocast_variable import AutoCastVariable",
     ],
 )
