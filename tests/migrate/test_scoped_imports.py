@@ -233,3 +233,41 @@ def test_migrated_scoped_imports_leave_no_silent_name(target):
             return LossScaleOptimizer(opt, "dynamic")
         """
     assert _silent(source, target) == []
+
+
+def test_a_removed_import_that_opened_its_block_takes_the_blank_line_after_it():
+    """Before: the block opened on an empty line (`if fp16:` then a blank line), and a blank line carried to the end
+    of a block stood before the next definition's own."""
+    check(
+        """\
+        import tensorflow as tf
+
+        def set_precision(fp16):
+            if fp16:
+                from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+                mixed_precision.set_policy("mixed_float16")
+
+        def quiet():
+            x = 1
+
+            from tensorflow.python.keras.mixed_precision.experimental import device_compatibility_check
+
+
+        y = 2
+        """,
+        """\
+        import tensorflow as tf
+
+        def set_precision(fp16):
+            if fp16:
+                tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+        def quiet():
+            x = 1
+
+
+        y = 2
+        """,
+        codes=[w.DEVICE_CHECK_DROPPED],
+    )
