@@ -146,7 +146,9 @@ def plan_removals(plan: Plan, facts: Facts) -> None:
     comment move to the next kept statement of its block (or the block's footer); a block
     that would be left empty keeps its first removed line as `pass`.
     """
-    for _, statement, _ in facts.bindings.values():
+    statements = {statement for _, statement, _ in facts.bindings.values()}
+    statements.update(parent for alias in plan.import_actions if (parent := facts.parent(alias)) is not None)
+    for statement in statements:
         line = facts.parent(statement)
         if (
             isinstance(statement, (cst.Import, cst.ImportFrom))
@@ -180,8 +182,12 @@ def _carry_comments(plan: Plan, block: cst.IndentedBlock | cst.Module) -> None:
         plan.drop_statements.discard(body[0])
         plan.as_pass.add(body[0])
     carried: list[cst.EmptyLine] = []
+    opening = isinstance(block, cst.IndentedBlock)  # no kept statement before this one in an indented block
     for statement in body:
         if statement not in plan.drop_statements:
+            if opening and statement is not body[0]:
+                plan.opens_block.add(statement)
+            opening = False
             if carried:
                 plan.carry[statement] = carried
                 carried = []
@@ -193,6 +199,8 @@ def _carry_comments(plan: Plan, block: cst.IndentedBlock | cst.Module) -> None:
             comment = statement.trailing_whitespace.comment
         if comment is not None and not _PRAGMA_RE.match(comment.value):
             carried.append(cst.EmptyLine(indent=True, comment=comment))
+    if carried and isinstance(block, cst.IndentedBlock):
+        carried = [line for line in carried if line.comment is not None]  # a blank line ends no block
     if carried:
         plan.carry[block] = carried
 
@@ -212,6 +220,7 @@ def apply(
 def changed_paths(plan: Plan, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> set[cst.CSTNode]:
     """Every ancestor of a node the plan changes: the only paths the applier walks."""
     changed = [*plan.replace, *plan.drop_statements, *plan.drop_small, *plan.as_pass, *plan.carry]
+    changed.extend(plan.opens_block)
     changed.extend(parent for alias in plan.import_actions if (parent := parents.get(alias)) is not None)
     path: set[cst.CSTNode] = set()
     for node in changed:
@@ -319,6 +328,11 @@ class Applier(cst.CSTTransformer):
         self, original_node: _Node, updated_node: _Node
     ) -> _Node | cst.RemovalSentinel | cst.FlattenSentinel[_Node]:
         result = super().on_leave(original_node, updated_node)
+        if original_node in self.plan.opens_block and isinstance(
+            result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
+            kept = [line for line in result.leading_lines if line.comment is not None]
+            result = result.with_changes(leading_lines=kept)
         carried = self.plan.carry.get(original_node)
         if carried and isinstance(result, (cst.Module, cst.IndentedBlock)):
             return result.with_changes(footer=[*carried, *result.footer])

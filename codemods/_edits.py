@@ -195,6 +195,8 @@ class Plan:
     """Lines that become `pass`, so that their block is not left empty."""
     carry: dict[cst.CSTNode, list[cst.EmptyLine]] = dataclasses.field(default_factory=dict)
     """Comments of removed lines, carried to the next kept statement (or a block's footer)."""
+    opens_block: set[cst.CSTNode] = dataclasses.field(default_factory=set)
+    """Statements that open their indented block once the lines before them are removed: their blank lines go."""
     import_actions: dict[cst.ImportAlias, ImportAction] = dataclasses.field(default_factory=dict)
     """Per import alias: None to drop it, a `MovedImport` to move it; absent to keep it."""
     needed_imports: list[tuple[str, str | None, str | None]] = dataclasses.field(default_factory=list)

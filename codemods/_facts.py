@@ -15,13 +15,18 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange, QualifiedName, QualifiedNameSource
 
-from ._scopes import Binding, GlobalScope, Scope
+from lossscale_compat._mapping import normal_name
+
+from ._scopes import Binding, ClassScope, FunctionScope, GlobalScope, Scope
 from ._values import Expr, full_name
 
 ImportBinding = tuple[str, cst.CSTNode, "cst.ImportAlias | None"]
 """A module-level name's (qualified name, statement, import alias or None for an assigned module alias)."""
 LocalAlias = tuple[str, cst.Assign, Scope]
 """A function-local module alias: (module, statement, the function's scope)."""
+SelfAlias = tuple[str, cst.Assign, tuple[cst.Attribute, ...]]
+"""A module held by a class as `self.x` (assigned once in the class, in a method or its body): (module, statement,
+the class's other `self.x` reads)."""
 
 
 class Positions:
@@ -52,6 +57,7 @@ class Reading:
     scopes: Mapping[cst.CSTNode, Scope]
     bindings: Mapping[str, ImportBinding]
     local_aliases: Mapping[str, Collection[LocalAlias]]
+    self_aliases: Mapping[Scope, Mapping[str, SelfAlias]]
     suppressed: Collection[int]
     positions: Positions
 
@@ -77,6 +83,10 @@ class Reading:
 
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """Returns the qualified names of `node`, through module aliases made by assignment."""
+        if self.self_aliases:
+            through = self._through_self_alias(node)
+            if through is not None:
+                return {through}
         names = set()
         for q in self.qualified_names(node):
             root, _, rest = q.name.partition(".")
@@ -87,7 +97,7 @@ class Reading:
                 names.add(self._through_local_alias(q.name, node))
             else:
                 names.add(q.name)
-        return names
+        return {normal_name(name) for name in names}
 
     def qualified_one(self, node: cst.CSTNode) -> str | None:
         """The one qualified name of `node` (see `qualified`), or None when it has none or several."""
@@ -102,6 +112,23 @@ class Reading:
         """What libcst's QualifiedNameProvider gives for `node`, computed only for the nodes asked about."""
         scope = self.scopes.get(node)
         return scope.get_qualified_names_for(node) if scope else set()
+
+    def method_class(self, node: cst.CSTNode) -> Scope | None:
+        """The class scope of the method `node` is in, when that method's `self` is its own parameter."""
+        scope = self.scopes.get(node)
+        if not isinstance(scope, FunctionScope) or not isinstance(scope.parent, ClassScope):
+            return None
+        return scope.parent if len(scope.assignments["self"]) == 1 else None
+
+    def _through_self_alias(self, node: cst.CSTNode) -> str | None:
+        """`self.x.rest` (`node`) as `<module>.rest`, where the class holds a module as `self.x` (`self_aliases`)."""
+        dotted = full_name(node) if isinstance(node, (cst.Attribute, cst.Name)) else None
+        if dotted is None or not dotted.startswith("self."):
+            return None
+        cls = self.method_class(node)
+        parts = dotted.split(".")
+        alias = self.self_aliases.get(cls, {}).get(parts[1]) if cls is not None else None
+        return normal_name(".".join([alias[0], *parts[2:]])) if alias is not None else None
 
     def _through_local_alias(self, name: str, node: cst.CSTNode) -> str:
         """`name` (a local qualified name of `node`) through the function-local alias that `node` sees, if any."""
@@ -123,7 +150,7 @@ class Reading:
         binding = self.bindings.get(root)
         if binding is None:
             return None
-        return f"{binding[0]}.{rest}" if rest else binding[0]
+        return normal_name(f"{binding[0]}.{rest}" if rest else binding[0])
 
     def single_assignment(self, target: cst.Name) -> Binding | None:
         """Returns the only binding of `target`'s name in its scope, if `target` is that binding."""
@@ -170,6 +197,8 @@ class Facts(Reading):
     """The target and value nodes of the module aliases made by assignment (not sites)."""
     local_aliases: Mapping[str, tuple[LocalAlias, ...]]
     """Function-local module aliases, by the alias's qualified name (`f.<locals>.mp`)."""
+    self_aliases: Mapping[Scope, Mapping[str, SelfAlias]]
+    """Modules a class holds as `self.x`, by the class's scope and `x`."""
     roots: frozenset[str] | None
     """The first names a TF 2.4 name can start with here, or None for any."""
     sites: tuple[tuple[Expr, str], ...]

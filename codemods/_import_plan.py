@@ -5,6 +5,8 @@ Each function writes what it plans into the module's `Plan` it is given (import 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from lossscale_compat import _mapping
@@ -12,6 +14,7 @@ from lossscale_compat import _mapping
 from . import _warnings as w
 from ._edits import Keep, MovedImport, Plan, SiteEdit, new_name_of
 from ._facts import Facts
+from ._scopes import ClassScope
 from ._values import Expr, Unsafe, dotted_expression, full_name, root_of
 
 
@@ -25,6 +28,23 @@ def plan_local_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]
         name = cst.ensure_type(statement.targets[0].target, cst.Name).value
         references = [ref.node for assignment in scope[name] for ref in assignment.references]
         if all(node in rewritten for node in references):
+            plan.drop_small.add(statement)
+        else:
+            plan.warn(statement, w.IMPORT_KEPT)
+
+
+def plan_self_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+    """Drops each `self.x = <TF 2.4-only module>` once every `self.x` read of its class is rewritten away, else
+    warns (LSC122)."""
+    covered: set[cst.CSTNode] = set()
+    for node in [*(site for site, edit in decisions.items() if not isinstance(edit, Keep)), *plan.folded]:
+        while isinstance(node, cst.Attribute):
+            covered.add(node)
+            node = node.value
+    for module, statement, reads in (alias for aliases in facts.self_aliases.values() for alias in aliases.values()):
+        if module not in _mapping.LEGACY_MODULES or facts.is_suppressed(statement):
+            continue
+        if all(read in covered for read in reads):
             plan.drop_small.add(statement)
         else:
             plan.warn(statement, w.IMPORT_KEPT)
@@ -99,6 +119,93 @@ def _site_binding(facts: Facts, site: Expr) -> str | None:
     return None
 
 
+NestedImport = tuple["cst.Import | cst.ImportFrom", cst.ImportAlias, str, str]
+"""(statement, alias, qualified name, local name) of an import of a TF 2.4 name below module level."""
+
+
+def nested_imports(facts: Facts) -> Iterator[NestedImport]:
+    """Each alias of an import of a TF 2.4 name or module inside a function, class, `if`, `try` or `with`: every
+    import that is not a line of the module's own body (`import a.b` without `as` binds `a`: not one of these)."""
+    for node in facts.scanned:
+        if type(node) is cst.Import:
+            prefix = ""
+        elif type(node) is cst.ImportFrom and not node.relative and node.module is not None:
+            prefix = (full_name(node.module) or "") + "."
+        else:
+            continue
+        line = facts.parent(node)
+        if isinstance(line, cst.SimpleStatementLine) and isinstance(facts.parent(line), cst.Module):
+            continue
+        assert isinstance(node, (cst.Import, cst.ImportFrom))  # as its type said
+        if isinstance(node.names, cst.ImportStar):
+            continue
+        for alias in node.names:
+            if isinstance(node, cst.Import) and alias.asname is None:
+                continue
+            qualified = prefix + (full_name(alias.name) or "")
+            if qualified in _mapping.LEGACY_MODULES or qualified in _mapping.BY_OLD_NAME:
+                yield node, alias, qualified, alias.evaluated_alias or alias.evaluated_name
+
+
+def _nested_site_alias(facts: Facts, site: Expr) -> cst.ImportAlias | None:
+    """The alias of the nested from-import that a bare-name site is bound by, when it is its only binding."""
+    if not isinstance(site, cst.Name):
+        return None
+    scope = facts.scopes.get(site)
+    if scope is None or site.value not in scope:
+        return None
+    bindings = list(scope[site.value])
+    if len(bindings) != 1 or not isinstance(bindings[0].node, cst.ImportFrom):
+        return None
+    statement = bindings[0].node
+    if isinstance(statement.names, cst.ImportStar):
+        return None
+    for alias in statement.names:
+        if (alias.evaluated_alias or alias.evaluated_name) == site.value:
+            return alias
+    return None
+
+
+def plan_nested_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+    """Plans the imports of TF 2.4 names below module level as `plan_imports` does the module's own: a from-import
+    of a name whose every use is rewritten to one new name is rewritten in place, one whose every use is rewritten
+    away from it (a module held by an import included) is removed, and one with a use left, or in a class body (a
+    class attribute), is warned. A name bound more than once in its scope (a `try`/`except ImportError` version
+    guard) is left to its uses' own warnings."""
+    rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
+    rewritten |= {root_of(node) for node in plan.folded}
+    new_names: dict[cst.ImportAlias, set[str]] = {}
+    for site, edit in decisions.items():
+        alias = _nested_site_alias(facts, site)
+        if alias is not None and (new := new_name_of(edit)) is not None:
+            new_names.setdefault(alias, set()).add(new)
+    for statement, alias, qualified, local in nested_imports(facts):
+        scope = facts.scopes.get(statement)
+        if scope is None or facts.is_suppressed(statement):
+            continue
+        bindings = scope.assignments[local]
+        if len(bindings) != 1:
+            continue
+        if isinstance(scope, ClassScope):  # a class attribute, read as `self.x` where no scope sees it
+            plan.warn(statement, w.IMPORT_KEPT)
+            continue
+        references = [ref.node for ref in bindings[0].references]
+        if not all(node in rewritten for node in references):
+            if not qualified.startswith("tensorflow.compat.v1."):  # TensorFlow still ships its v1 compat API
+                plan.warn(statement, w.IMPORT_KEPT)
+            continue
+        names = new_names.get(alias, set())
+        line = facts.parent(statement)
+        if len(names) == 1 and isinstance(statement, cst.ImportFrom):
+            module, _, short = next(iter(names)).rpartition(".")
+            new_local = local if alias.asname is not None or short == local or short in scope else short
+            plan.import_actions[alias] = MovedImport(module, short, new_local)
+        elif isinstance(line, cst.SimpleStatementLine):
+            plan.import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
+        else:
+            plan.warn(statement, w.IMPORT_KEPT)  # `if x: import a` on one line: no line of its own to remove
+
+
 def plan_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
     """Decides, per legacy from-import, whether it is rewritten in place, dropped or kept."""
     by_binding: dict[str, list[SiteEdit]] = {}
@@ -156,10 +263,11 @@ def _drop_alias_if_unused(
 
 
 def _spellings(target: str, new: str) -> list[str]:
-    """The dotted names `new` may be written as: itself, and on Keras 3 `tensorflow.keras...` too."""
-    if target == "keras3" and new.startswith("keras."):
-        return [new, "tensorflow." + new]
-    return [new]
+    """The dotted names `new` may be written as: itself, on Keras 3 `tensorflow.keras...` too, and through
+    `tensorflow.compat.v2` (TF 2's API, the same `keras` as `tf.keras` on every recorded stack) what TF holds."""
+    names = [new, "tensorflow." + new] if target == "keras3" and new.startswith("keras.") else [new]
+    compat = ["tensorflow.compat.v2." + name[len("tensorflow.") :] for name in names if name.startswith("tensorflow.")]
+    return names + compat
 
 
 def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
@@ -170,6 +278,10 @@ def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
         action = plan.import_actions.get(alias) if alias is not None else None
         if action:
             return cst.Name(action.local)
+    nested = _nested_site_alias(facts, site) if binding_name is None else None
+    action = plan.import_actions.get(nested) if nested is not None else None
+    if action:
+        return cst.Name(action.local)
     candidates = _spellings(target, new)
     dotted = full_name(site) or ""
     root = dotted.split(".")[0]
@@ -180,7 +292,7 @@ def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
             continue
         for candidate in candidates:
             if candidate == qualified or candidate.startswith(qualified + "."):
-                rank = (name != root, -len(qualified), name)
+                rank = (name != root, candidate.startswith("tensorflow.compat."), -len(qualified), name)
                 usable.append((rank, name + candidate[len(qualified) :]))
     if usable:
         return dotted_expression(min(usable)[1])

@@ -188,7 +188,7 @@ def _names_legacy(tree: ast.AST, roots: dict[str, set[str]]) -> bool:
                 continue
             rest = ".".join(reversed(parts))
             for full in roots[current.id]:
-                if (f"{full}.{rest}" if rest else full) in LEGACY_NAMES:
+                if _mapping.normal_name(f"{full}.{rest}" if rest else full) in LEGACY_NAMES:
                     return True
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             if any(f"{node.module}.{alias.name}" in LEGACY_NAMES for alias in node.names):

@@ -14,9 +14,9 @@ from lossscale_compat import _mapping
 
 from . import _positions, _scopes
 from . import _warnings as w
-from ._facts import Facts, ImportBinding, LocalAlias, Positions, Reading
+from ._facts import Facts, ImportBinding, LocalAlias, Positions, Reading, SelfAlias
 from ._fields import named_children
-from ._scopes import FunctionScope, GlobalScope
+from ._scopes import FunctionScope, GlobalScope, Scope
 from ._values import Expr, dotted_prefixes, full_name, optimizer_like
 
 SUPPRESS_RE = re.compile(r"#\s*lossscale-compat:\s*ignore\b")
@@ -38,6 +38,9 @@ class _LocalAliasCollector(cst.CSTVisitor):
         self.ends: list[int] = []
         """For each scanned node, the index in `scanned` just after its subtree."""
         self._open: list[int] = []
+        self.self_attributes: list[cst.Attribute] = []
+        """Every `self.x`, for the modules a class holds as `self.x` (`_FactsBuilder._collect_self_aliases`)."""
+        self.self_assigns: list[cst.Assign] = []
         self.tensorflow_class = False
         """Whether a class is called `tensorflow`: names in its body qualify as `tensorflow.<name>`."""
 
@@ -51,6 +54,8 @@ class _LocalAliasCollector(cst.CSTVisitor):
             self._open.append(len(self.scanned))
             self.scanned.append(node)
             self.ends.append(0)
+            if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+                self.self_attributes.append(node)
         elif type(node) is cst.Assign:
             self.visit_Assign(node)
         return True
@@ -67,6 +72,14 @@ class _LocalAliasCollector(cst.CSTVisitor):
             and isinstance(node.value, (cst.Name, cst.Attribute))
         ):
             self.builder._add_local_alias(node)
+        elif (
+            len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Attribute)
+            and isinstance(node.targets[0].target.value, cst.Name)
+            and node.targets[0].target.value.value == "self"
+            and isinstance(node.value, cst.Attribute)
+        ):
+            self.self_assigns.append(node)
 
     def walk(self, module: cst.Module) -> None:
         """Calls `on_visit`/`on_leave` as `module.visit(self)` would, in the same order, except for the nodes
@@ -111,6 +124,7 @@ class SiteCollector:
             (name := full_name(alias.name) or "").startswith(_mapping.PRIVATE_KERAS_PACKAGE)
             and name not in _mapping.LEGACY_MODULES  # its uses are sites
             and name not in _mapping.PRIVATE_MODULES  # moved or warned by `rules.private_modules`
+            and name not in _mapping.DEVICE_CHECK_MODULES  # removed or warned by `rules.private_modules`
             for alias in node.names
         ):
             self._warn_private_import(node)
@@ -135,6 +149,7 @@ class SiteCollector:
                     f"{module}.{alias.evaluated_name}" not in _mapping.BY_OLD_NAME
                     and f"{module}.{alias.evaluated_name}" not in _mapping.LEGACY_MODULES
                     and f"{module}.{alias.evaluated_name}" not in _mapping.PRIVATE_MODULES
+                    and f"{module}.{alias.evaluated_name}" not in _mapping.DEVICE_CHECK_MODULES
                     for alias in node.names
                 )
             )
@@ -258,6 +273,7 @@ class _FactsBuilder(Reading):
         self.bindings: dict[str, ImportBinding] = {}
         self.alias_values: set[cst.CSTNode] = set()
         self.local_aliases: dict[str, list[LocalAlias]] = {}
+        self.self_aliases: dict[Scope, dict[str, SelfAlias]] = {}
         self.scanned: list[cst.CSTNode] = []
         self.ends: list[int] = []
         self.tensorflow_class = False
@@ -300,6 +316,9 @@ class _FactsBuilder(Reading):
             bindings=types.MappingProxyType(self.bindings),
             alias_values=frozenset(self.alias_values),
             local_aliases=types.MappingProxyType({name: tuple(a) for name, a in self.local_aliases.items()}),
+            self_aliases=types.MappingProxyType(
+                {cls: types.MappingProxyType(aliases) for cls, aliases in self.self_aliases.items()}
+            ),
             roots=None if self.roots is None else frozenset(self.roots),
             sites=tuple(self.sites),
             loops=tuple(self.loops),
@@ -359,7 +378,41 @@ class _FactsBuilder(Reading):
         first_pass = _LocalAliasCollector(self)
         first_pass.walk(module)
         self.scanned, self.ends = first_pass.scanned, first_pass.ends
+        if first_pass.self_assigns:
+            self._collect_self_aliases(first_pass.self_assigns, first_pass.self_attributes)
         self.tensorflow_class = first_pass.tensorflow_class
+
+    def _collect_self_aliases(self, assigns: list[cst.Assign], attributes: list[cst.Attribute]) -> None:
+        """Records `self.x = <TF 2.4 module>` in a method, where it is the class's only store to `self.x` and no
+        nested function stores to a `self.x` of that name, with the class's `self.x` reads."""
+        stores: dict[tuple[Scope, str], int] = {}
+        reads: dict[tuple[Scope, str], list[cst.Attribute]] = {}
+        elsewhere: set[str] = set()  # stored through a `self` that is not a method's own
+        for node in attributes:
+            parent = self.parents.get(node)
+            store = isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)) and (
+                parent.target is node
+            )
+            cls = self.method_class(node)
+            if cls is None:
+                if store:
+                    elsewhere.add(node.attr.value)
+                continue
+            key = (cls, node.attr.value)
+            if store:
+                stores[key] = stores.get(key, 0) + 1
+            else:
+                reads.setdefault(key, []).append(node)
+        for small in assigns:
+            target = cst.ensure_type(small.targets[0].target, cst.Attribute)
+            owner = self.method_class(small)
+            if owner is None or stores.get((owner, target.attr.value)) != 1 or target.attr.value in elsewhere:
+                continue
+            key = (owner, target.attr.value)
+            qualified = self.qualified_one(small.value)
+            if qualified in _mapping.MODULE_PREFIXES:
+                self.self_aliases.setdefault(key[0], {})[key[1]] = (qualified, small, tuple(reads.get(key, ())))
+                self.alias_values.update((small.value, target))
 
     def _possible_roots(self) -> set[str] | None:
         """The first names of the dotted names that can resolve to a TF 2.4 name here, or None for any.
@@ -370,6 +423,8 @@ class _FactsBuilder(Reading):
         if self.tensorflow_class:
             return None
         roots = {"tensorflow", *self.bindings}
+        if self.self_aliases:
+            roots.add("self")
         roots.update(
             cst.ensure_type(statement.targets[0].target, cst.Name).value
             for aliases in self.local_aliases.values()

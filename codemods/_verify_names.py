@@ -3,8 +3,8 @@
 References are imports at any depth, dotted names through any alias (an import, `name = a.b`, `self.x = a.b`,
 `name = importlib.import_module("a.b")`), `importlib.import_module("a.b")` and `getattr(x, "b")` with literal
 strings. `tensorflow.compat.v1.compat.v2` reads as `tensorflow.compat.v2`. A reference inside a `try` whose handler
-catches ImportError or AttributeError is a version guard and is not reported. What a target has is
-`_target_names`' recorded data; this module never imports TensorFlow.
+catches ImportError or AttributeError, or inside such a handler, is a version guard and is not reported. What a
+target has is `_target_names`' recorded data; this module never imports TensorFlow.
 """
 
 from __future__ import annotations
@@ -65,15 +65,25 @@ def _import_module_arg(node: ast.Call) -> str | None:
     return None
 
 
-def _guards(node: ast.Try) -> bool:
-    for handler in node.handlers:
-        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        for kind in kinds:
-            if kind is None or (isinstance(kind, ast.Name) and kind.id in _GUARDS):
-                return True
-            if isinstance(kind, ast.Attribute) and kind.attr in _GUARDS:
-                return True
+def _catches(handler: ast.ExceptHandler) -> bool:
+    """Whether `handler` catches what a missing name raises (ImportError, AttributeError or a base of them)."""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for kind in kinds:
+        if kind is None or (isinstance(kind, ast.Name) and kind.id in _GUARDS):
+            return True
+        if isinstance(kind, ast.Attribute) and kind.attr in _GUARDS:
+            return True
     return False
+
+
+def _guarded_spans(node: ast.Try) -> list[tuple[int, int]]:
+    """The line spans of a version guard: the `try` body and each handler that catches a missing name (`try: <new
+    import> except ImportError: <old import>` keeps working on both sides, whichever side the old name is on)."""
+    handlers = [handler for handler in node.handlers if _catches(handler)]
+    if not handlers or not node.body:
+        return []
+    blocks = [node.body, *(handler.body for handler in handlers)]
+    return [(block[0].lineno, block[-1].end_lineno or block[-1].lineno) for block in blocks if block]
 
 
 def _collect_import(node: ast.Import | ast.ImportFrom, found: _Module) -> None:
@@ -137,8 +147,8 @@ def _collect(tree: ast.AST) -> _Module:
                 _collect_import(node, found)
             elif isinstance(node, ast.Assign):
                 _collect_assign(node, found)
-            elif isinstance(node, ast.Try) and node.body and _guards(node):
-                found.guarded.append((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno))
+            elif isinstance(node, ast.Try):
+                found.guarded.extend(_guarded_spans(node))
             if not hasattr(node, "body"):
                 found.statements.append((node.lineno, node.end_lineno or node.lineno))
         elif isinstance(node, ast.Call):

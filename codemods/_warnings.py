@@ -62,6 +62,8 @@ TF24_CALL_SHIM_NOTE = "LSC148"
 TF24_CALL_NOT_PROVEN = "LSC149"
 # The verifier (issue 30): the output still names something the target lacks, and no other warning says so.
 NAME_LEFT = "LSC150"
+DEVICE_CHECK_DROPPED = "LSC151"
+CONFIG_COMPARED_UNTRACED = "LSC152"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -351,6 +353,22 @@ MESSAGES = {
         "`lossscale_compat` (it keeps TF 2.4's behaviour), guard the line with `try`/`except ImportError`, or run "
         "the file unmodified with `lossscale-compat run`."
     ),
+    DEVICE_CHECK_DROPPED: (
+        "This imported TensorFlow's private `device_compatibility_check` module only to silence its check (the "
+        "log message that mixed_float16 may run slowly on this device), and the target has no such module to import "
+        "(TF <= 2.3's experimental one is gone; TF 2.4's belongs to TensorFlow's old internal Keras, which the target "
+        "does not use), so the import and the statements that only set or called something of it were removed. "
+        "Nothing else changes: at most the target's Keras logs its own note about the device."
+    ),
+    CONFIG_COMPARED_UNTRACED: (
+        "This compares the `get_config()` of objects the codemod could not trace to their construction (a loop "
+        "variable, a parameter, an attribute, an item), in a file that builds loss-scale optimizers, so they may be "
+        "ones: on Keras 3 two loss-scale optimizers' configs are never equal (each optimizer has a unique name, and "
+        "the modern config spells the loss scale differently), so such a test would fail, or pass wrongly with `!=`. "
+        "It was left alone. Instead, where they are loss-scale optimizers, call "
+        "`lossscale_compat.testing.assert_config_equivalent(a, b)`, which compares what TF 2.4 compared and ignores "
+        "the generated names, or test `lossscale_compat.config_differences(a, b)`."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -397,6 +415,7 @@ NOTE_CODES = frozenset(
         MODULE_FALLBACK_NOTE,
         CONFIG_EQUIVALENCE_NOTE,
         PRIVATE_IMPORT_NOTE,
+        DEVICE_CHECK_DROPPED,
     }
 )
 

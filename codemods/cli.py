@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from types import FrameType
 from typing import NamedTuple, NoReturn, TextIO
 
-from . import _annotate, _files, _isolate, _output, _write
+from . import _annotate, _files, _isolate, _output, _target_names, _write
 from . import _warnings as w
 from ._cli_options import EXIT_CLEAN, EXIT_ERROR, EXIT_PENDING, Options, build_parser, read_options
 
@@ -218,6 +218,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     except (ValueError, TypeError) as error:
         print(f"lossscale-compat: error: {error}", file=stderr)
         return EXIT_ERROR
+    if (missing := _target_names.missing_note(options.target)) is not None and not args.strip_annotations:
+        print(f"lossscale-compat: {missing}", file=stderr)  # the verifier cannot run: said once, never silently
     mode = args.mode or "diff"
     paths_error = _paths_error(args.paths, args.stdin_filename)
     if paths_error is not None:

@@ -216,6 +216,12 @@ PRIVATE_NAMES: dict[str, str] = {
 local names kept). The experimental package's `loss_scale_optimizer`, `policy` and `get_layer_policy` are rows of
 `RENAMES`; the rest of that package is warned (LSC110)."""
 
+DEVICE_CHECK_MODULES = frozenset(
+    f"{package}.device_compatibility_check" for package in (PRIVATE_KERAS_ROOT, PRIVATE_KERAS_PACKAGE)
+)
+"""TF's private device-check modules, imported only to silence the check (set a flag, replace its logger): the
+codemod removes the import and those statements, and maps them to nothing (TF 2.21's Keras never reads them)."""
+
 PRIVATE_MODULES: frozenset[str] = frozenset(name.rpartition(".")[0] for name in PRIVATE_NAMES)
 """The private modules that hold a `PRIVATE_NAMES` name: imported as a module (`from ... import loss_scale_optimizer`,
 `import ... as lso`), its uses move to lossscale_compat when every attribute the file reads of it is such a name."""
@@ -238,6 +244,7 @@ _KERAS_POLICY_NAMESPACES = (
 # Where TF 2.4 exported enable_/disable_mixed_precision_graph_rewrite.
 _GRAPH_REWRITE_NAMESPACES = (
     "tensorflow.train.experimental",
+    "tensorflow.compat.v2.train.experimental",
     "tensorflow.compat.v1.train.experimental",
     "tensorflow.compat.v1.mixed_precision",
 )
@@ -328,7 +335,7 @@ RENAMES: tuple[Rename, ...] = (
             rule="graph_rewrite_disable",
             fallback=(
                 "lossscale_compat.disable_mixed_precision_graph_rewrite"
-                if namespace == "tensorflow.train.experimental"
+                if not namespace.startswith("tensorflow.compat.v1.")
                 else None
             ),
         )
@@ -378,6 +385,18 @@ PUBLIC_MODULES: tuple[str, ...] = tuple(
 MODULE_PREFIXES = frozenset(
     rename.old.rsplit(".", depth)[0] for rename in RENAMES for depth in range(1, rename.old.count("."))
 )
+
+
+def normal_name(name: str) -> str:
+    """`name` with its compat namespaces read as TensorFlow reads them: the last one decides
+    (`tensorflow.compat.v1.compat.v2.x` is `tensorflow.compat.v2.x`, TF 2's API; `tensorflow.compat.v2.compat.v1.x`
+    is `tensorflow.compat.v1.x`, TF 1's)."""
+    if not name.startswith("tensorflow.compat."):
+        return name
+    rest = name
+    while rest.startswith(("tensorflow.compat.v1.compat.", "tensorflow.compat.v2.compat.")):
+        rest = "tensorflow." + rest[len("tensorflow.compat.v1.") :]
+    return rest
 
 
 def replacement(rename: Rename, target: str) -> str | None:

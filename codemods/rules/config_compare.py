@@ -3,7 +3,10 @@
 A receiver is known to be a loss-scale optimizer when it is a name bound once, in its scope, to a call of one of
 `_mapping.LOSS_SCALE_OPTIMIZER_CLASSES` (TF 2.4's, the modern or lossscale_compat's). Two known receivers compared in
 `assert x == y` (no message) or `self.assertEqual(x, y)` are rewritten; any other comparison of a known one is warned
-and left alone; comparisons of two unknown objects (layers, models, plain optimizers) are not touched.
+and left alone; a comparison of two objects not traced to their construction (loop variables, parameters,
+attributes) in a module that builds a loss-scale optimizer is warned (LSC152): they may be ones. A comparison with an
+object known to be something else (a construction, or a name bound to one, of a layer, a model, a plain optimizer) is
+not touched.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ def plan_comparisons(facts: Facts) -> Plan:
     out = Plan()
     seen: set[cst.CSTNode] = set()
     reads = set(facts.config_reads)
+    builds: list[bool] = []  # whether the file builds a loss-scale optimizer, once asked
     for read in facts.config_reads:
         compared = _config_comparison(facts, read, reads)
         if compared is None or compared[0] in seen:
@@ -31,7 +35,9 @@ def plan_comparisons(facts: Facts) -> Plan:
         seen.add(node)
         known = [_known_loss_scale_optimizer(facts, read) for read in (left, right)]
         if not any(known):
-            continue  # nothing says these are loss-scale optimizers: not ours to touch
+            if all(_untraced(facts, read) for read in (left, right)) and _builds_one(facts, builds):
+                out.warn(node, w.CONFIG_COMPARED_UNTRACED)  # they may be loss-scale optimizers
+            continue  # else nothing says these are loss-scale optimizers: not ours to touch
         statement = _rewritable(facts, node) if all(known) else None
         if statement is None:
             out.warn(node, w.CONFIG_COMPARED)
@@ -83,6 +89,29 @@ def _known_loss_scale_optimizer(facts: Facts, read: cst.Call) -> bool:
         return False
     value = facts.assigned_value(receiver)
     return value is not None and facts.called_name(value) in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES
+
+
+def _untraced(facts: Facts, read: cst.Call) -> bool:
+    """Whether `read`'s receiver is neither a construction nor a name bound once, in its scope, by a plain
+    assignment (so a loop variable, a parameter, an attribute, an item, a name bound more than once): what it holds
+    cannot be read here."""
+    receiver = cst.ensure_type(read.func, cst.Attribute).value
+    if isinstance(receiver, cst.Call):
+        return False
+    return not isinstance(receiver, cst.Name) or facts.assigned_value(receiver) is None
+
+
+def _builds_one(facts: Facts, builds: list[bool]) -> bool:
+    """Whether the module calls a loss-scale optimizer class (`_mapping.LOSS_SCALE_OPTIMIZER_CLASSES`); asked once,
+    the answer kept in `builds`."""
+    if not builds:
+        builds.append(
+            any(
+                isinstance(node, cst.Call) and facts.called_name(node) in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES
+                for node in facts.scanned
+            )
+        )
+    return builds[0]
 
 
 def _rewritable(facts: Facts, node: cst.CSTNode) -> cst.CSTNode | None:

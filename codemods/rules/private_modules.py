@@ -55,6 +55,8 @@ def _plan_private_alias(
         name = f"{module}.{name}"
         local = alias.evaluated_alias or alias.evaluated_name
     handled = name in _mapping.BY_OLD_NAME or name in _mapping.LEGACY_MODULES or name in _mapping.MODULE_PREFIXES
+    if name in _mapping.DEVICE_CHECK_MODULES:
+        return None  # `plan_device_checks`
     if name in _mapping.PRIVATE_MODULES:
         return (
             _move_module_uses(facts, target, plan, node, alias, name, local) if local is not None else w.UNSUPPORTED_USE
@@ -91,3 +93,67 @@ def _move_module_uses(
     plan.replace.update(spelled)
     plan.import_actions[alias] = None
     return w.PRIVATE_IMPORT_NOTE
+
+
+def plan_device_checks(facts: Facts, plan: Plan) -> None:
+    """Removes each import of TF's private `device_compatibility_check` (`_mapping.DEVICE_CHECK_MODULES`) with the
+    statements that only set an attribute of it or call something of it, where every binding of its local name in
+    its scope is such an import (both sides of a version guard) and every use such a statement: LSC151. Else the
+    import is warned (LSC110)."""
+    groups: dict[tuple[int, str], list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias]]] = {}
+    scopes = {}
+    for node in facts.scanned:
+        if not isinstance(node, (cst.Import, cst.ImportFrom)) or facts.is_suppressed(node):
+            continue
+        for alias in _aliases(node):
+            local = _device_check_local(node, alias)
+            scope = facts.scopes.get(node)
+            if local is not None and scope is not None:
+                groups.setdefault((id(scope), local), []).append((node, alias))
+                scopes[id(scope)] = scope
+    for (scope_id, local), imports in groups.items():
+        statements = {node for node, _ in imports}
+        drops = _device_check_uses(facts, scopes[scope_id], local, statements)
+        for node in statements:
+            plan.warn(node, w.UNSUPPORTED_USE if drops is None else w.DEVICE_CHECK_DROPPED)
+        if drops is not None:
+            plan.drop_small.update(drops)
+            plan.import_actions.update((alias, None) for _, alias in imports)
+
+
+def _device_check_local(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> str | None:
+    """The local name `alias` binds to a device-check module, or None when it binds none (or a package)."""
+    name = full_name(alias.name) or ""
+    if isinstance(node, cst.ImportFrom):
+        name = f"{full_name(node.module) if node.module is not None else ''}.{name}"
+    elif alias.asname is None:
+        return None  # `import a.b.c` binds `a`
+    return (alias.evaluated_alias or alias.evaluated_name) if name in _mapping.DEVICE_CHECK_MODULES else None
+
+
+def _device_check_uses(
+    facts: Facts, scope: object, local: str, statements: set[cst.Import | cst.ImportFrom]
+) -> list[cst.BaseSmallStatement] | None:
+    """The statements to remove with the imports: `m.x = v` and `m.f(...)` as statements of their own; None when a
+    binding of `local` in its scope is not one of `statements` or a use is anything else."""
+    bindings = list(scope.assignments[local])  # type: ignore[attr-defined]  # a `_scopes.Scope`
+    if not bindings or any(binding.node not in statements for binding in bindings):
+        return None
+    drops: list[cst.BaseSmallStatement] = []
+    for binding in bindings:
+        for reference in binding.references:
+            use = facts.parent(reference.node)
+            if not isinstance(use, cst.Attribute) or use.value is not reference.node:
+                return None
+            holder = facts.parent(use)
+            statement = facts.parent(holder) if holder is not None else None
+            if isinstance(holder, cst.AssignTarget) and isinstance(statement, cst.Assign):
+                if len(statement.targets) != 1:
+                    return None
+            elif isinstance(holder, cst.Call) and holder.func is use and isinstance(facts.parent(holder), cst.Expr):
+                statement = facts.parent(holder)
+            else:
+                return None
+            assert isinstance(statement, (cst.Assign, cst.Expr))  # as checked
+            drops.append(statement)
+    return drops

@@ -53,18 +53,26 @@ def test_unseen_files_leave_no_silent_name_and_reach_the_fixed_point(path, targe
     assert again.new == result.new  # one pass reaches the fixed point
 
 
+NO_RULE_SEES = (
+    b"import importlib\nmp = importlib.import_module('tensorflow.keras.mixed_precision.experimental')\n",
+    b"import tensorflow as tf\nmp = getattr(tf.keras.mixed_precision, 'experimental')\n",
+)
+"""Spellings no rule reads (the codemod does not follow `getattr` or `importlib`): only the verifier sees them.
+The unseen files' silent names of before (scoped imports, compat roots) are rewritten by the rules now."""
+
+
 @pytest.mark.parametrize("target", TARGETS)
-def test_without_the_verifier_the_unseen_files_leave_names_silently(monkeypatch, target):
+def test_without_the_verifier_names_are_left_silently(monkeypatch, target):
     """Fails if the verifier is off (or does nothing): the rules alone leave names no warning points at."""
+    sources = [path.read_bytes() for path in sorted(UNSEEN.glob("*.py"))] + list(NO_RULE_SEES)
     monkeypatch.setattr(_engine, "VERIFY", False)
     silent = []
-    for path in sorted(UNSEEN.glob("*.py")):
-        silent += _silent(migrate_source(path.read_bytes(), target, str(path)), target)
+    for source in sources:
+        silent += _silent(migrate_source(source, target), target)
     assert silent
     monkeypatch.setattr(_engine, "VERIFY", True)
-    for path in sorted(UNSEEN.glob("*.py")):
-        result = migrate_source(path.read_bytes(), target, str(path))
-        assert _silent(result, target) == []
+    for source in sources:
+        assert _silent(migrate_source(source, target), target) == []
 
 
 def test_an_import_kept_inside_a_function_is_warned():
@@ -135,16 +143,18 @@ def test_a_name_the_target_has_is_not_warned():
     assert _codes(result) == []
 
 
-def test_a_module_held_as_a_value_is_warned_where_it_is_bound():
+def test_a_module_held_as_a_value_twice_is_warned_where_it_is_bound():
+    """Held once in its class, the module is followed (tests/migrate/test_module_values.py); rebound, it is not."""
     result = _migrate(
         """\
         import tensorflow as tf
         class T:
             def __init__(self):
                 self._mp = tf.keras.mixed_precision.experimental
+                self._mp = tf.keras.mixed_precision.experimental
             def build(self, opt):
                 return self._mp.LossScaleOptimizer(opt, "dynamic")
         """
     )
-    assert [f.line for f in result.findings] == [4]
+    assert [f.line for f in result.findings] == [4, 5]
     assert _silent(result, "keras3") == []

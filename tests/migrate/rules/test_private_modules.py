@@ -31,8 +31,6 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.mark.parametrize(
     "statement",
     [
-        "from tensorflow.python.keras.mixed_precision.experimental import device_compatibility_check",
-        "import tensorflow.python.keras.mixed_precision.experimental.device_compatibility_check as dcc",
         "from tensorflow.python.keras.mixed_precision.experimental.autocast_variable import AutoCastVariable",
     ],
 )
