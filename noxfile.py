@@ -212,6 +212,7 @@ def record_goldens(session: nox.Session) -> None:
     session.run("python", "tests/recorders/record_tf24_conformance.py", env=ENV)
     session.run("python", "tests/recorders/record_tf24_gpu_audit.py", env=ENV)
     session.run("python", "tests/recorders/record_tf24_forwarding.py", env=ENV)
+    session.run("python", "tests/recorders/record_tf24_serialization.py", env=ENV)
     session.run("python", "examples/tf24_custom_loop.py", "--record", env=ENV)
     session.run("python", "examples/tf24/record_goldens.py", env=ENV)
     session.run("python", "examples/demo.py", "--record", env=ENV)

@@ -454,6 +454,21 @@ def keras_load_weights_without_tf_checkpoints() -> Any:
     return None if "by_name" in inspect.signature(model.load_weights).parameters else model
 
 
+def keras_policy_deserializer_without_policy_v1() -> Any:
+    """The module whose `deserialize` layers call for a serialized dtype policy, if it does not know TF 2.4's
+    `PolicyV1` (Keras 3 hands back the class name as a string), else None.
+
+    Keras 2's turns a `PolicyV1` config into its own `Policy`, as TF 2.4's did.
+    """
+    package = keras_policy_class().__module__.rsplit(".", 1)[0]
+    module = sys.modules.get(package)
+    deserialize = getattr(module, "deserialize", None)
+    if deserialize is None:
+        return None
+    probe = deserialize({"class_name": "PolicyV1", "config": {"name": "float32"}})
+    return module if isinstance(probe, str) else None
+
+
 def keras_optimizer_without_lr() -> Any:
     """Keras's optimizer base class if it lacks TF 2.4's `lr` alias of `learning_rate` (Keras 3), else None."""
     optimizer = tf.keras.optimizers.Optimizer

@@ -93,6 +93,13 @@ def _apply() -> None:
     keras3_backend = _flavour.keras3_legacy_backend()
     if keras3_backend is not None:
         _set(keras3_backend, "set_value", _keras_hooks.set_value_of_tf_variables(keras3_backend.set_value))
+    policy_deserializer = _flavour.keras_policy_deserializer_without_policy_v1()
+    if policy_deserializer is not None:
+        _set(
+            policy_deserializer,
+            "deserialize",
+            _keras_hooks.policy_v1_deserialized_as_tf24(policy_deserializer.deserialize),
+        )
     model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
     if model_without_tf_format is not None:
         _set(

@@ -37,6 +37,20 @@ def apply_gradients_taking_name(original: Callable) -> Callable:
     return apply_gradients
 
 
+def policy_v1_deserialized_as_tf24(original: Callable) -> Callable:
+    """Keras's dtype-policy `deserialize`, turning TF 2.4's `PolicyV1` config into a plain policy of the same name
+    (its loss scale dropped), as TF 2.4's did."""
+
+    @functools.wraps(original)
+    def deserialize(config: Any, custom_objects: Any = None) -> Any:
+        ours = "PolicyV1" not in (custom_objects or {})
+        if ours and isinstance(config, dict) and config.get("class_name") == "PolicyV1":
+            return _policy.tf_keras_mixed_precision().Policy(config["config"]["name"])
+        return original(config, custom_objects=custom_objects)
+
+    return deserialize
+
+
 def keras_variable_float(variable: Any) -> float:
     """`float(v)` of a Keras variable, as TF 2.4's `float(opt.learning_rate)` took its `tf.Variable`."""
     return float(variable.numpy())
