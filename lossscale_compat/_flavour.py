@@ -94,6 +94,22 @@ def tf24_optimizers_module() -> Any:
     return getattr(STACK_OPTIMIZERS, "legacy", None)
 
 
+def keras_optimizer_base_without_optimizer_v2() -> Any:
+    """The optimizer base class when this Keras has no TF 2.4 `OptimizerV2` family at all (Keras 3), else None."""
+    return current_optimizer_class() if tf24_optimizers_module() is None else None
+
+
+def keras_has_tf1_graph_mode() -> bool:
+    """Whether this Keras has optimizers that run in TF1 graph mode (Keras 2's `OptimizerV2`); Keras 3's optimizers
+    and models run eagerly or inside `tf.function` only."""
+    return tf24_optimizers_module() is not None
+
+
+def in_tf1_graph_mode() -> bool:
+    """Whether TF1 graph mode is on (`tf.compat.v1.disable_eager_execution()`), not merely a `tf.function`."""
+    return not tf.compat.v1.executing_eagerly_outside_functions()
+
+
 def is_legacy_keras_optimizer(optimizer: Any) -> bool:
     """Whether `optimizer` is a Keras 2 `tf.keras.optimizers.legacy` optimizer (TF 2.4's OptimizerV2)."""
     legacy: Any = getattr(STACK_OPTIMIZERS, "legacy", None)

@@ -93,6 +93,10 @@ def _apply() -> None:
     keras3_backend = _flavour.keras3_legacy_backend()
     if keras3_backend is not None:
         _set(keras3_backend, "set_value", _keras_hooks.set_value_of_tf_variables(keras3_backend.set_value))
+    optimizer_base = _flavour.keras_optimizer_base_without_optimizer_v2()
+    if optimizer_base is not None:
+        refusing = _keras_hooks.optimizer_init_refusing_optimizer_v2_style(optimizer_base.__init__)
+        _set(optimizer_base, "__init__", refusing)
     policy_deserializer = _flavour.keras_policy_deserializer_without_policy_v1()
     if policy_deserializer is not None:
         _set(
