@@ -207,6 +207,7 @@ def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
             f"An inner optimizer config needs `class_name` and `config`, but got the keys {sorted(config)}. Pass "
             "what `tf.keras.optimizers.serialize(optimizer)` returned."
         )
+    # A copy: Keras 2's legacy deserialize lower-cases the class name in the dict it is given, as TF 2.4's did.
     config = dict(config, config=without_decay(config.get("config", {})))
     class_name = config.get("class_name")
     unknown = ValueError(

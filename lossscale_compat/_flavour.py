@@ -120,13 +120,34 @@ def is_legacy_keras_optimizer(optimizer: Any) -> bool:
     return isinstance(optimizer, base)
 
 
+def tf24_optimizers_in_effect() -> bool:
+    """Whether `tf.keras.optimizers` gives TF 2.4's `OptimizerV2` family now (legacy mode's `tf24_optimizers`)."""
+    legacy = tf24_optimizers_module()
+    return legacy is not None and getattr(tf.keras.optimizers, "Optimizer", None) is getattr(legacy, "Optimizer", 0)
+
+
+def config_loads_as_optimizer_v2(config: dict, custom_objects: Any = None) -> bool:
+    """Whether a serialized optimizer loads as Keras 2's `OptimizerV2`: a legacy one's config, or TF 2.4's (no
+    `is_legacy_optimizer` key) while `tf.keras.optimizers` gives TF 2.4's optimizers, unless `custom_objects`
+    names a class of today's optimizers for it."""
+    legacy = tf24_optimizers_module()
+    if legacy is None:
+        return False
+    custom = {**keras_custom_objects(), **(custom_objects or {})}.get(config.get("class_name"))
+    if isinstance(custom, type):
+        return issubclass(custom, legacy.Optimizer)
+    settings = config.get("config", {})
+    if str(config.get("module", "")).endswith("optimizers.legacy") or settings.get("is_legacy_optimizer") is True:
+        return True
+    return "is_legacy_optimizer" not in settings and "module" not in config and tf24_optimizers_in_effect()
+
+
 def deserialize_optimizer(config: Any, custom_objects: Any = None) -> Any:
     """Deserializes an optimizer config into the installed Keras's current (not legacy) optimizers."""
     if not isinstance(config, dict):
         return config
     if not has_keras3_loss_scaling():
-        legacy_module = str(config.get("module", "")).endswith("optimizers.legacy")
-        if legacy_module or config.get("config", {}).get("is_legacy_optimizer") is True:  # Keras 2's OptimizerV2
+        if config_loads_as_optimizer_v2(config, custom_objects):  # Keras 2's OptimizerV2
             return STACK_OPTIMIZERS.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=True)
         # Keras 2 picks its legacy OptimizerV2 for configs without this key, as TF 2.4's all are.
         config = dict(config, config=dict(config.get("config", {}), is_legacy_optimizer=False))

@@ -98,3 +98,26 @@ def test_optimizer_config_has_tf24s_keys_and_values(legacy_mode, case):
     assert {key: value for key, value in ours.items() if key != "inner_optimizer"} == {
         key: value for key, value in tf24.items() if key != "inner_optimizer"}
     assert ours["inner_optimizer"]["class_name"] == tf24["inner_optimizer"]["class_name"]
+
+
+@pytest.fixture
+def tf24_optimizers():
+    lossscale_compat.install(tf24_optimizers=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lossscale_compat.LossScaleDeprecationWarning)
+        yield
+    lossscale_compat.uninstall()
+
+
+@pytest.mark.skipif(KERAS3, reason="Keras 3 has no OptimizerV2 to give back")
+@pytest.mark.parametrize("case", sorted(programs.OPTIMIZERS))
+def test_with_tf24_optimizers_tf24s_config_loads_as_optimizer_v2_and_is_equivalent(tf24_optimizers, case):
+    """With TF 2.4's optimizers in legacy mode, a config TF 2.4.0 wrote (no `is_legacy_optimizer`) loads as TF 2.4's
+    `OptimizerV2`, as the program's own optimizer is, so the two are equivalent (it loaded as today's optimizer)."""
+    ours = programs.optimizer_case(tf, *programs.OPTIMIZERS[case])
+    tf24 = GOLDENS["optimizers"][case]
+    restored = tf.keras.optimizers.deserialize(json.loads(json.dumps(tf24["serialized"])))
+    assert _flavour.is_legacy_keras_optimizer(restored.inner_optimizer)
+    given = json.loads(json.dumps(tf24["serialized"]))
+    testing.assert_config_equivalent(given, ours["serialized"])
+    assert given == tf24["serialized"]  # left as it was: Keras 2's legacy deserialize lower-cases in place
