@@ -212,6 +212,7 @@ TF24_RECORDERS = (
     "tests/recorders/record_tf24_conformance.py",
     "tests/recorders/record_tf24_gpu_audit.py",
     "tests/recorders/record_tf24_forwarding.py",
+    "tests/recorders/record_tf24_serialization.py",
 )
 
 

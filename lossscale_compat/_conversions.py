@@ -134,9 +134,27 @@ def check_not_optimizer_v2_style(inner_optimizer: Any) -> None:
         raise TypeError(
             f"{cls.__name__} is written against TF 2.4's OptimizerV2 (it defines {', '.join(hooks)}), which Keras 3 "
             "no longer has: these methods would never be called and the optimizer would not train. Run the program "
-            "on Keras 2 (`pip install tf_keras` and `TF_USE_LEGACY_KERAS=1`, where lossscale_compat trains it as TF "
-            "2.4 did), or port the optimizer to Keras 3 (`build` for slots, `update_step` for the update)."
+            f"on Keras 2 ({_KERAS2_WAY_OUT}, where lossscale_compat trains it as TF 2.4 did), or port the "
+            "optimizer to Keras 3 (`build` for slots, `update_step` for the update)."
         )
+
+
+_KERAS2_WAY_OUT = (
+    "`pip install tf_keras` and `TF_USE_LEGACY_KERAS=1`; there TF 2.4's optimizers are `tf.keras.optimizers.legacy`, "
+    "and legacy mode with `LOSSSCALE_COMPAT_TF24_OPTIMIZERS=1` gives them as `tf.keras.optimizers`"
+)
+
+
+def check_not_tf1_graph_mode(what: str) -> None:
+    """Refuses TF1 graph mode where this Keras's optimizers cannot run in it (Keras 3), naming the ways out."""
+    if _flavour.keras_has_tf1_graph_mode() or not _flavour.in_tf1_graph_mode():
+        return
+    raise RuntimeError(
+        f"{what} cannot run in TF1 graph mode (`tf.compat.v1.disable_eager_execution()`): Keras 3's optimizers and "
+        "models run eagerly or inside `tf.function` only. Run the program on Keras 2 "
+        f"({_KERAS2_WAY_OUT}, and run in graph mode as in TF 2.4), or remove `disable_eager_execution()` and put the "
+        "training step in a `tf.function`."
+    )
 
 
 class IncompleteConfigError(ValueError, KeyError):
@@ -190,6 +208,7 @@ def deserialize_inner_optimizer(config: Any, custom_objects: Any = None) -> Any:
             f"An inner optimizer config needs `class_name` and `config`, but got the keys {sorted(config)}. Pass "
             "what `tf.keras.optimizers.serialize(optimizer)` returned."
         )
+    # A copy: Keras 2's legacy deserialize lower-cases the class name in the dict it is given, as TF 2.4's did.
     config = dict(config, config=without_decay(config.get("config", {})))
     class_name = config.get("class_name")
     unknown = ValueError(

@@ -94,6 +94,22 @@ def tf24_optimizers_module() -> Any:
     return getattr(STACK_OPTIMIZERS, "legacy", None)
 
 
+def keras_optimizer_base_without_optimizer_v2() -> Any:
+    """The optimizer base class when this Keras has no TF 2.4 `OptimizerV2` family at all (Keras 3), else None."""
+    return current_optimizer_class() if tf24_optimizers_module() is None else None
+
+
+def keras_has_tf1_graph_mode() -> bool:
+    """Whether this Keras has optimizers that run in TF1 graph mode (Keras 2's `OptimizerV2`); Keras 3's optimizers
+    and models run eagerly or inside `tf.function` only."""
+    return tf24_optimizers_module() is not None
+
+
+def in_tf1_graph_mode() -> bool:
+    """Whether TF1 graph mode is on (`tf.compat.v1.disable_eager_execution()`), not merely a `tf.function`."""
+    return not tf.compat.v1.executing_eagerly_outside_functions()
+
+
 def is_legacy_keras_optimizer(optimizer: Any) -> bool:
     """Whether `optimizer` is a Keras 2 `tf.keras.optimizers.legacy` optimizer (TF 2.4's OptimizerV2)."""
     legacy: Any = getattr(STACK_OPTIMIZERS, "legacy", None)
@@ -104,13 +120,34 @@ def is_legacy_keras_optimizer(optimizer: Any) -> bool:
     return isinstance(optimizer, base)
 
 
+def tf24_optimizers_in_effect() -> bool:
+    """Whether `tf.keras.optimizers` gives TF 2.4's `OptimizerV2` family now (legacy mode's `tf24_optimizers`)."""
+    legacy = tf24_optimizers_module()
+    return legacy is not None and getattr(tf.keras.optimizers, "Optimizer", None) is getattr(legacy, "Optimizer", 0)
+
+
+def config_loads_as_optimizer_v2(config: dict, custom_objects: Any = None) -> bool:
+    """Whether a serialized optimizer loads as Keras 2's `OptimizerV2`: a legacy one's config, or TF 2.4's (no
+    `is_legacy_optimizer` key) while `tf.keras.optimizers` gives TF 2.4's optimizers, unless `custom_objects`
+    names a class of today's optimizers for it."""
+    legacy = tf24_optimizers_module()
+    if legacy is None:
+        return False
+    custom = {**keras_custom_objects(), **(custom_objects or {})}.get(config.get("class_name"))
+    if isinstance(custom, type):
+        return issubclass(custom, legacy.Optimizer)
+    settings = config.get("config", {})
+    if str(config.get("module", "")).endswith("optimizers.legacy") or settings.get("is_legacy_optimizer") is True:
+        return True
+    return "is_legacy_optimizer" not in settings and "module" not in config and tf24_optimizers_in_effect()
+
+
 def deserialize_optimizer(config: Any, custom_objects: Any = None) -> Any:
     """Deserializes an optimizer config into the installed Keras's current (not legacy) optimizers."""
     if not isinstance(config, dict):
         return config
     if not has_keras3_loss_scaling():
-        legacy_module = str(config.get("module", "")).endswith("optimizers.legacy")
-        if legacy_module or config.get("config", {}).get("is_legacy_optimizer") is True:  # Keras 2's OptimizerV2
+        if config_loads_as_optimizer_v2(config, custom_objects):  # Keras 2's OptimizerV2
             return STACK_OPTIMIZERS.deserialize(config, custom_objects=custom_objects, use_legacy_optimizer=True)
         # Keras 2 picks its legacy OptimizerV2 for configs without this key, as TF 2.4's all are.
         config = dict(config, config=dict(config.get("config", {}), is_legacy_optimizer=False))
@@ -473,6 +510,21 @@ def keras_load_weights_without_tf_checkpoints() -> Any:
     """
     model = tf.keras.Model
     return None if "by_name" in inspect.signature(model.load_weights).parameters else model
+
+
+def keras_policy_deserializer_without_policy_v1() -> Any:
+    """The module whose `deserialize` layers call for a serialized dtype policy, if it does not know TF 2.4's
+    `PolicyV1` (Keras 3 hands back the class name as a string), else None.
+
+    Keras 2's turns a `PolicyV1` config into its own `Policy`, as TF 2.4's did.
+    """
+    package = keras_policy_class().__module__.rsplit(".", 1)[0]
+    module = sys.modules.get(package)
+    deserialize = getattr(module, "deserialize", None)
+    if deserialize is None:
+        return None
+    probe = deserialize({"class_name": "PolicyV1", "config": {"name": "float32"}})
+    return module if isinstance(probe, str) else None
 
 
 def keras_optimizer_without_lr() -> Any:

@@ -253,6 +253,7 @@ class KerasLossScaleOptimizer(
         self, loss: Any, var_list: Any, grad_loss: Any = None, name: Any = None, tape: tf.GradientTape | None = None
     ) -> Any:
         """Scales `loss`, computes and unscales its gradients, and applies them, as TF 2.4 did."""
+        _conversions.check_not_tf1_graph_mode(f"`{_inner_access.tf24_class_name(self)}.minimize`")
         return _forwarding.minimize(self, loss, var_list, grad_loss, name, tape)
 
     # --- applying gradients --------------------------------------------------------------------
@@ -264,6 +265,7 @@ class KerasLossScaleOptimizer(
 
         Both arguments reach an inner optimizer's own `apply_gradients` as TF 2.4 passed them (see `_forwarding`).
         """
+        _conversions.check_not_tf1_graph_mode(f"`{_inner_access.tf24_class_name(self)}.apply_gradients`")
         self.__dict__["_tf24_call"] = (name, experimental_aggregate_gradients)
         try:
             if experimental_aggregate_gradients:

@@ -91,6 +91,17 @@ def _apply() -> None:
         )
     for target, attribute, value in _keras_backports.backports():
         _set(target, attribute, value)
+    optimizer_base = _flavour.keras_optimizer_base_without_optimizer_v2()
+    if optimizer_base is not None:
+        refusing = _keras_hooks.optimizer_init_refusing_optimizer_v2_style(optimizer_base.__init__)
+        _set(optimizer_base, "__init__", refusing)
+    policy_deserializer = _flavour.keras_policy_deserializer_without_policy_v1()
+    if policy_deserializer is not None:
+        _set(
+            policy_deserializer,
+            "deserialize",
+            _keras_hooks.policy_v1_deserialized_as_tf24(policy_deserializer.deserialize),
+        )
     model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
     if model_without_tf_format is not None:
         _set(

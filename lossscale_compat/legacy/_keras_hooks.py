@@ -6,7 +6,7 @@ import functools
 import os
 from typing import Any, Callable
 
-from lossscale_compat import _flavour
+from lossscale_compat import _conversions, _flavour
 from lossscale_compat.legacy import _policy
 
 
@@ -28,13 +28,41 @@ LR_ALIAS = property(
 
 
 def apply_gradients_taking_name(original: Callable) -> Callable:
-    """Keras 3's base `apply_gradients` taking TF 2.4's `name` too, which named only a scope: it is dropped."""
+    """Keras 3's base `apply_gradients` taking TF 2.4's `name` too, which named only a scope: it is dropped. In TF1
+    graph mode, where Keras 3's optimizers cannot run, it raises an error naming the ways out instead."""
 
     def apply_gradients(self: Any, grads_and_vars: Any, name: Any = None) -> Any:
+        _conversions.check_not_tf1_graph_mode(f"`{type(self).__name__}.apply_gradients`")
         return original(self, grads_and_vars)
 
     apply_gradients.__doc__ = original.__doc__  # no __wrapped__: the signature read by _forwarding is this one
     return apply_gradients
+
+
+def policy_v1_deserialized_as_tf24(original: Callable) -> Callable:
+    """Keras's dtype-policy `deserialize`, turning TF 2.4's `PolicyV1` config into a plain policy of the same name
+    (its loss scale dropped), as TF 2.4's did."""
+
+    @functools.wraps(original)
+    def deserialize(config: Any, custom_objects: Any = None) -> Any:
+        ours = "PolicyV1" not in (custom_objects or {})
+        if ours and isinstance(config, dict) and config.get("class_name") == "PolicyV1":
+            return _policy.tf_keras_mixed_precision().Policy(config["config"]["name"])
+        return original(config, custom_objects=custom_objects)
+
+    return deserialize
+
+
+def optimizer_init_refusing_optimizer_v2_style(original: Callable) -> Callable:
+    """Keras 3's optimizer base `__init__`, first refusing a subclass written against TF 2.4's `OptimizerV2`
+    (`_resource_apply_dense`, `_create_slots`), which Keras 3 would never call, with the ways out."""
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _conversions.check_not_optimizer_v2_style(self)
+        original(self, *args, **kwargs)
+
+    return __init__
 
 
 def wrap_for_policy(optimizer: Any, policy: Any) -> Any:
@@ -68,6 +96,7 @@ def hooked(original: Callable, method: str) -> Callable:
 
     @functools.wraps(original)
     def compile_(self: Any, optimizer: Any = "rmsprop", *args: Any, **kwargs: Any) -> Any:  # Keras 3
+        _conversions.check_not_tf1_graph_mode("`Model.compile`")
         if "auto_scale_loss" in kwargs:  # modern code that asks for Keras 3's own rule gets it
             return original(self, optimizer, *args, **kwargs)
         # TF 2.4's rule decides instead of Keras 3's, `loss_scale=None` included.

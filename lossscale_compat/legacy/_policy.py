@@ -11,14 +11,15 @@ _PREFIX = "tf.keras.mixed_precision.experimental"
 graph_rewrite_enabled = False  # set by the graph rewrite: TF 2.4 refused a mixed policy beside it
 
 
-class Policy(_flavour.keras_policy_class()):  # type: ignore[misc]
+class PolicyV1(_flavour.keras_policy_class()):  # type: ignore[misc]
     """TF 2.4's `tf.keras.mixed_precision.experimental.Policy`: a dtype policy that carries a loss scale.
 
     `loss_scale="auto"` means a dynamic loss scale for "mixed_float16" and none otherwise; `compile`
-    uses it to wrap the model's optimizer.
+    uses it to wrap the model's optimizer. Named `PolicyV1` as TF 2.4's class was, so it serializes as
+    TF 2.4's did (`class_name: 'PolicyV1'`).
     """
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Policy:
+    def __new__(cls, *args: Any, **kwargs: Any) -> PolicyV1:
         return _flavour.new_policy(cls, args[0] if args else kwargs.get("name"))
 
     def __init__(self, name: str, loss_scale: Any = "auto"):
@@ -53,11 +54,14 @@ class Policy(_flavour.keras_policy_class()):  # type: ignore[misc]
         return config
 
     @classmethod
-    def from_config(cls, config: dict, custom_objects: Any = None) -> Policy:
+    def from_config(cls, config: dict, custom_objects: Any = None) -> PolicyV1:
         config = dict(config)
         if isinstance(config.get("loss_scale"), dict):
             config["loss_scale"] = _loss_scale.deserialize(config["loss_scale"], custom_objects=custom_objects)
         return cls(**config)
+
+
+Policy = PolicyV1  # TF 2.4's public name for it
 
 
 def _policy_replacement(name: str, loss_scale: Any, default: bool) -> str:

@@ -34,10 +34,9 @@ KERAS3_OUT_OF_REACH = {
 
 def todays_keras_format(result):
     """A layer's dtype config in TF 2.4's format: today's Keras adds `module`/`registered_name` to every
-    serialized object, and our PolicyV1 is named `Policy` (docs/legacy_mode.md); the payload is compared as is."""
+    serialized object; the rest, `class_name: 'PolicyV1'` included, is compared as is."""
     def policy(config):
-        config = {k: v for k, v in config.items() if k not in ("module", "registered_name")}
-        return dict(config, class_name="PolicyV1" if config.get("class_name") == "Policy" else config["class_name"])
+        return {k: v for k, v in config.items() if k not in ("module", "registered_name")}
 
     if "ok" not in result:
         return result

@@ -79,7 +79,7 @@ def test_fit_program_resumes_with_load_weights_and_checkpoint_manager_as_on_tf24
 
 
 # TF 2.4's class names, and ours for the same classes (docs/legacy_mode.md).
-OUR_NAMES = {"PolicyV1": "Policy", "LossScaleOptimizerV1": "LossScaleOptimizer",
+OUR_NAMES = {"LossScaleOptimizerV1": "LossScaleOptimizer",
              "LossScaleOptimizer": "KerasLossScaleOptimizer"}
 
 
