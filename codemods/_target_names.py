@@ -40,7 +40,8 @@ def watched(name: str) -> bool:
 
 
 def _is_keras_2(versions: dict[str, str]) -> bool:
-    return "tf-keras" in versions or not versions.get("keras", "2").startswith("3")
+    keras = versions.get("keras", versions.get("keras-nightly", "2"))  # a pre-release stack pins Keras's nightly
+    return "tf-keras" in versions or not keras.startswith("3")
 
 
 @functools.cache

@@ -158,3 +158,15 @@ def test_a_module_held_as_a_value_twice_is_warned_where_it_is_bound():
     )
     assert [f.line for f in result.findings] == [4, 5]
     assert _silent(result, "keras3") == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_name_the_codemod_writes_is_on_every_recorded_stack_of_its_target(target):
+    """The oldest Keras 3 (3.0) and tf_keras (2.16) and the pre-release are recorded too: none lacks a new name."""
+    from lossscale_compat import _mapping
+
+    written = {getattr(row, target) for row in _mapping.RENAMES} - {None}
+    if target == "keras3":  # spelled through `tf.keras` too, where the file already uses it
+        written |= {"tensorflow." + name for name in written if name.startswith("keras.")}
+    assert len(_target_names.stacks(target)) >= 3
+    assert {name: _target_names.lacking(target, name) for name in written if _target_names.lacking(target, name)} == {}

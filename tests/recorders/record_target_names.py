@@ -108,7 +108,7 @@ def versions() -> dict[str, str]:
     from importlib import metadata
 
     found = {}
-    for name in ("tensorflow", "tensorflow-cpu", "keras", "tf-keras"):
+    for name in ("tensorflow", "tensorflow-cpu", "keras", "keras-nightly", "tf-keras"):
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
