@@ -245,11 +245,20 @@ def test_an_h5_saved_here_with_our_optimizer_loads_and_trains_on_as_the_saved_mo
         pytest.skip("Keras 3 has no legacy optimizers")
     optimizers = tf.keras.optimizers.legacy if inner == "legacy_sgd" else tf.keras.optimizers
     x, y = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2), np.arange(8, dtype=np.float32).reshape(8, 1)
-    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
-    model.compile(lossscale_compat.KerasLossScaleOptimizer(optimizers.SGD(0.05, momentum=0.9)), loss="mse")
-    model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+
+    def saved(wrap, name):
+        model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+        model.compile(wrap(optimizers.SGD(0.05, momentum=0.9)), loss="mse")
+        model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+        model.save(str(tmp_path / name))
+        return model
+
+    try:
+        saved(tf.keras.mixed_precision.LossScaleOptimizer, "keras.h5")
+    except ValueError as error:  # Keras 3.0-3.2 write two optimizer variables of one name into the file
+        pytest.skip(f"this Keras cannot save its own LossScaleOptimizer in an .h5 file: {error}")
+    model = saved(lossscale_compat.KerasLossScaleOptimizer, "ours.h5")
     path = str(tmp_path / "ours.h5")
-    model.save(path)
     loaded = lossscale_compat.load_tf24_h5(path)
     assert isinstance(loaded.optimizer, lossscale_compat.KerasLossScaleOptimizer)
     assert int(loaded.optimizer.iterations.numpy()) == int(model.optimizer.iterations.numpy()) == 2
