@@ -523,7 +523,10 @@ def keras_policy_deserializer_without_policy_v1() -> Any:
     deserialize = getattr(module, "deserialize", None)
     if deserialize is None:
         return None
-    probe = deserialize({"class_name": "PolicyV1", "config": {"name": "float32"}})
+    try:
+        probe = deserialize({"class_name": "PolicyV1", "config": {"name": "float32"}})
+    except (TypeError, ValueError):  # "Could not locate class 'PolicyV1'": Keras 3 raises it in some states
+        return module
     return module if isinstance(probe, str) else None
 
 

@@ -170,7 +170,11 @@ def install(tf24_optimizers: bool | None = None) -> None:
         warnings.filterwarnings("default", category=_deprecation.LossScaleDeprecationWarning)
         _our_filters.append(warnings.filters[0])
     if "tensorflow" in sys.modules:
-        _apply()
+        try:
+            _apply()
+        except BaseException:  # all or nothing: a failed install leaves TensorFlow and Keras as they were
+            uninstall()
+            raise
     else:
         _finder = _AfterTensorFlowImport()
         sys.meta_path.insert(0, _finder)

@@ -212,3 +212,21 @@ def test_every_module_of_the_mapping_imports_in_legacy_mode(legacy_mode, module)
     """`import <module>` works for every module that TF 2.4.0 (or, for TF <= 2.3's private ones, TF 2.3.0) had."""
     _recorded("modules", module, lambda entry: entry["importable"])
     importlib.import_module(module)
+
+
+def test_an_install_that_fails_midway_leaves_tensorflow_as_it_was(monkeypatch):
+    """All or nothing: a failure inside install (here: a gate raising after earlier patches) undoes them all."""
+    from lossscale_compat import legacy
+
+    lossscale_compat.uninstall()
+    model, method = _flavour.keras_compile_hook()
+    before = vars(model).get(method)
+
+    def broken():
+        raise RuntimeError("a gate failed")
+
+    monkeypatch.setattr(_flavour, "keras_load_weights_without_tf_checkpoints", broken)  # among the last patches
+    with pytest.raises(RuntimeError, match="a gate failed"):
+        lossscale_compat.install()
+    assert not legacy.is_installed()
+    assert vars(model).get(method) is before  # the compile hook, patched early, is undone
