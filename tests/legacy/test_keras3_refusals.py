@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import traceback
-import warnings
 
 import pytest
 import tensorflow as tf
@@ -17,15 +16,6 @@ from lossscale_compat import _flavour
 
 pytestmark = pytest.mark.skipif(_flavour.keras_has_tf1_graph_mode(), reason="Keras 2 has TF 2.4's OptimizerV2")
 WAY_OUT = "TF_USE_LEGACY_KERAS=1"
-
-
-@pytest.fixture
-def legacy_mode():
-    lossscale_compat.install()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", lossscale_compat.LossScaleDeprecationWarning)
-        yield
-    lossscale_compat.uninstall()
 
 
 def frames_in_keras_or_tensorflow(error):

@@ -16,15 +16,6 @@ KERAS3 = _flavour.has_keras3_loss_scaling()
 GOLDENS = json.loads((GOLDEN_DIR / "tf24_serialization.json").read_text())
 
 
-@pytest.fixture
-def legacy_mode():
-    lossscale_compat.install()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", lossscale_compat.LossScaleDeprecationWarning)
-        yield
-    lossscale_compat.uninstall()
-
-
 def keys_the_stack_adds():
     """The keys this stack's Keras adds to every serialized object beside TF 2.4's `class_name` and `config`
     (Keras 2.13+ and 3: `module`, `registered_name`), read from its own serialization of its own policy."""
