@@ -19,34 +19,13 @@ sys.path.insert(0, str(HERE))
 
 import tf24_catalogue  # noqa: E402
 
-MIRRORS = re.compile(r"Mirrors TF 2\.4's (?P<file>[\w/.]+): (?P<tests>[^\n]+(?:\n[ \t]+[^\n]+)*)")
 _RESULTS: dict = {}
-
-
-def mirrored_tests(docstring):
-    """The (file, test) pairs a docstring's "Mirrors TF 2.4's <file>: <test>[; <test>]" line names."""
-    found = []
-    for match in MIRRORS.finditer(docstring or ""):
-        path = tf24_catalogue.FILE_ALIASES.get(match["file"])
-        if path is None:
-            continue
-        for part in match["tests"].split(";"):
-            words = re.findall(r"[A-Za-z_]\w*", part)
-            names = [w for w in words if w.startswith("test")]
-            if not names:
-                continue
-            name = names[0]
-            if path == tf24_catalogue.LOSS_SCALE:
-                name = ("FixedLossScaleTest." if "FixedLossScale" in words else "DynamicLossScaleTest.") + name
-            if name in tf24_catalogue.TESTS[path]:
-                found.append((path, name))
-    return found
 
 
 def item_mirrors(item):
     """What `item` mirrors: its `tf24_mirror(file, test)` marks, else its docstring's Mirrors line."""
     marks = [(m.args[0], m.args[1]) for m in item.iter_markers("tf24_mirror")]
-    return marks or mirrored_tests(getattr(item.function, "__doc__", None))
+    return marks or tf24_catalogue.mirrored_tests(getattr(item.function, "__doc__", None))
 
 
 def pytest_configure(config):

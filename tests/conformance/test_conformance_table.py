@@ -3,7 +3,6 @@ the suite does."""
 
 import pathlib
 
-import conftest
 import make_table
 import test_conformance_items
 import test_conformance_programs
@@ -16,7 +15,7 @@ def suite_mirrors():
     for module in (test_conformance_items, test_conformance_programs):
         for name, value in vars(module).items():
             if name.startswith("test_") and callable(value):
-                found.update(conftest.mirrored_tests(value.__doc__))
+                found.update(tf24_catalogue.mirrored_tests(value.__doc__))
     found.update((f, t) for f, t, _ in test_conformance_programs.conformance_programs.PROGRAMS.values())
     return found
 

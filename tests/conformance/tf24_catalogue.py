@@ -5,6 +5,8 @@ nothing of their code is here. A test with no entry in NOT_MIRRORED has at least
 docstring or `tf24_mirror` mark names it; docs/tf24_conformance.md shows how each ran on each stack.
 """
 
+import re
+
 LOSS_SCALE = "training/experimental/loss_scale_test.py"
 V1_LSO = "training/experimental/loss_scale_optimizer_test.py"
 KERAS_LSO = "keras/mixed_precision/loss_scale_optimizer_test.py"
@@ -80,3 +82,25 @@ FILE_ALIASES = {
     "loss_scale_optimizer_test.py": KERAS_LSO,
     **{path: path for path in TESTS},
 }
+
+MIRRORS = re.compile(r"Mirrors TF 2\.4's (?P<file>[\w/.]+): (?P<tests>[^\n]+(?:\n[ \t]+[^\n]+)*)")
+
+
+def mirrored_tests(docstring):
+    """The (file, test) pairs a docstring's "Mirrors TF 2.4's <file>: <test>[; <test>]" line names."""
+    found = []
+    for match in MIRRORS.finditer(docstring or ""):
+        path = FILE_ALIASES.get(match["file"])
+        if path is None:
+            continue
+        for part in match["tests"].split(";"):
+            words = re.findall(r"[A-Za-z_]\w*", part)
+            names = [w for w in words if w.startswith("test")]
+            if not names:
+                continue
+            name = names[0]
+            if path == LOSS_SCALE:
+                name = ("FixedLossScaleTest." if "FixedLossScale" in words else "DynamicLossScaleTest.") + name
+            if name in TESTS[path]:
+                found.append((path, name))
+    return found
