@@ -213,6 +213,7 @@ TF24_RECORDERS = (
     "tests/recorders/record_tf24_gpu_audit.py",
     "tests/recorders/record_tf24_forwarding.py",
     "tests/recorders/record_tf24_serialization.py",
+    "tests/recorders/record_tf24_graph.py",
 )
 
 

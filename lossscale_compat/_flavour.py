@@ -318,7 +318,7 @@ def optimizer_hyperparameter(optimizer: Any, name: str) -> Any:
 def new_skipped_steps_counter() -> tf.Variable:
     """A loss-scale optimizer's count of skipped steps: int64, updated once per step in cross-replica context."""
     with tf.init_scope():
-        return tf.Variable(
+        counter = tf.Variable(
             0,
             dtype=tf.int64,
             trainable=False,
@@ -326,6 +326,17 @@ def new_skipped_steps_counter() -> tf.Variable:
             synchronization=tf.VariableSynchronization.ON_WRITE,
             aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
         )
+    track_for_keras_graph_initialization(counter)
+    return counter
+
+
+def track_for_keras_graph_initialization(variable: tf.Variable) -> None:
+    """Lets a TF1-graph `fit` initialize `variable`, as Keras 2 does for its loss-scale state; no-op where Keras
+    has no TF1 graph mode (Keras 3) or in eager execution."""
+    backend = getattr(sys.modules[keras_loss_scale_optimizer().__module__], "backend", None)
+    track = getattr(backend, "track_variable", None)
+    if track is not None and in_tf1_graph_mode():
+        track(variable)
 
 
 def current_loss_scale(optimizer: Any) -> Any:

@@ -30,6 +30,10 @@ def item_mirrors(item):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "tf24_mirror(file, test): the TF 2.4 test this test mirrors")
+    if os.environ.get("LOSSSCALE_COMPAT_CONFORMANCE_OUT") and (config.getoption("numprocesses", None) or 0) > 0:
+        raise pytest.UsageError(
+            "LOSSSCALE_COMPAT_CONFORMANCE_OUT records one process's results, and with pytest-xdist each worker "
+            "would overwrite the record with its share. Run the conformance suite with `-n 0` to record it.")
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """Writes docs/tf24_conformance.md from the catalogue of TF 2.4.0's tests and each stack's recorded run.
 
     LOSSSCALE_COMPAT_CONFORMANCE_OUT=$PWD/docs/tf24_conformance/<stack>.json \\
-        python3 -m nox -s "tests(stack='<stack>')" -- tests/conformance      # once per stack
+        python3 -m nox -s "tests(stack='<stack>')" -- tests/conformance -n 0     # once per stack
     python3 tests/conformance/make_table.py
 
 Imports nothing but the catalogue, so it runs with any Python 3.
@@ -58,12 +58,13 @@ def render():
         "optimizers, as Keras 3 has no `OptimizerV2`. The tests below run with the default.",
         "",
         "TF 2.4 ran its Keras tests in TF1 graph mode too. The `tf.compat.v1` tests below run in graph mode on",
-        "every stack; the Keras optimizer tests run eagerly and under `tf.function` only. Their graph-mode variants",
-        "are not mirrored yet on Keras 2, where TF 2.4's `OptimizerV2` runs in a TF1 graph in either of",
-        "lossscale_compat's classes (`tests/legacy/test_tf24_program_fixes.py` trains both forms so), and are out of",
-        "reach on Keras 3, whose optimizers and models have no TF1 graph mode: there `minimize`, `apply_gradients`",
-        "and `compile` in TF1 graph mode raise an error naming the way out, `TF_USE_LEGACY_KERAS=1`",
-        "(`tests/legacy/test_keras3_refusals.py`).",
+        "every stack. The Keras optimizer tests run eagerly and under `tf.function`, and their graph-mode variants",
+        "(`tests/conformance/test_conformance_graph.py`: `minimize`, the dynamic update with a skipped step,",
+        "`get_scaled_loss`, hyperparameters and `fit`, in both loss-scale optimizer forms, built in a `tf.Graph` and",
+        "run in a `Session`) run on Keras 2 with TF 2.4's `OptimizerV2`, the Keras 2 optimizers that have a TF1 graph",
+        "mode. They are out of reach on Keras 3, whose optimizers and models have no TF1 graph mode: there",
+        "`minimize`, `apply_gradients` and `compile` in TF1 graph mode raise an error naming the way out,",
+        "`TF_USE_LEGACY_KERAS=1` (`tests/legacy/test_keras3_refusals.py`), which the graph-mode tests check.",
         "",
     ]
     for path, tests in tf24_catalogue.TESTS.items():
