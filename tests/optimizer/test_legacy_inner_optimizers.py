@@ -7,12 +7,15 @@ import re
 import numpy as np
 import pytest
 import tensorflow as tf
-from tf24_goldens import GOLDEN_DIR
+from test_configs import expect
+from tf24_goldens import GOLDEN_DIR, our_class
 from tf24_optimizers import (assert_close, KERAS3, OPTIMIZER_GOLDENS, assert_states_differ, assert_states_match, batch,
-                             build_optimizer, compiled, linear_model, state, tf24_step, train)
+                             build_optimizer, compiled, linear_model, specs, state, tf24_step, train)
 
 import optimizer_v2_programs as programs
-from lossscale_compat import KerasLossScaleOptimizer, LossScaleOptimizer, restore_tf24_checkpoint
+from lossscale_compat import (DynamicLossScale, FixedLossScale, KerasLossScaleOptimizer, LossScaleOptimizer,
+                              restore_tf24_checkpoint)
+from lossscale_compat import _flavour
 
 GOLDENS = json.loads((GOLDEN_DIR / "tf24_optimizer_v2.json").read_text())["cases"]
 CASES = sorted(GOLDENS)
@@ -195,3 +198,32 @@ def test_tensorflows_own_restore_reads_tf24_checkpoints_into_a_legacy_inner_opti
         status.assert_existing_objects_matched()
     assert sorted(re.findall(r"<tf.Variable '([^']+)'", str(unmatched.value))) == ["save_counter:0", "skipped_steps:0"]
     assert_states_match(case["continued"], train(model, optimizer, case["data_after"]["batches"]))
+
+
+FORMS = OPTIMIZER_GOLDENS["configs"]["forms"]
+
+
+def form_over_legacy_inner(case):
+    inner = specs.inner_optimizer(case["inner"], legacy_optimizers())
+    return specs.lso(case["form"], inner, LossScaleOptimizer, KerasLossScaleOptimizer, FixedLossScale, DynamicLossScale)
+
+
+@keras2_only
+@pytest.mark.parametrize("which", ["from_config_same_class", "from_config_other_class"])
+@pytest.mark.parametrize("case", [c for c in FORMS if "ok" in c["result"]], ids=[c["name"] for c in FORMS
+                                                                                if "ok" in c["result"]])
+def test_from_config_over_a_legacy_inner_gives_tf24s_form(case, which):
+    """Each form's config through `from_config` of the same and of the other form gives TF 2.4's class (by name;
+    over OptimizerV2 it is the legacy form, an instance of ours) and settings, or TF 2.4's error."""
+    optimizer = form_over_legacy_inner(case)
+    if which == "from_config_same_class":
+        cls = type(optimizer)
+    else:
+        cls = KerasLossScaleOptimizer if isinstance(optimizer, LossScaleOptimizer) else LossScaleOptimizer
+    expected = case[which]
+    restored = expect(expected, lambda: cls.from_config(json.loads(json.dumps(optimizer.get_config()))),
+                      check_class=False)
+    if restored is not None:
+        assert type(restored).__name__ == expected["ok"]["class"]
+        assert isinstance(restored, our_class(expected["ok"]["class"]))
+        assert _flavour.is_legacy_keras_optimizer(restored.inner_optimizer)
