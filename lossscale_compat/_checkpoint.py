@@ -126,11 +126,8 @@ def _optimizer_targets(
     """The optimizer's (checkpoint key, variable) pairs; slots it does not keep are added to `problems`."""
     inner = getattr(optimizer, "inner_optimizer", optimizer)
     if variables_by_prefix and not _flavour.optimizer_is_built(inner):
-        optimizer.build(list(variables_by_prefix.values()))
-    simple = {"iter": inner.iterations}
-    learning_rate = _flavour.learning_rate_variable(inner)
-    if learning_rate is not None:
-        simple["learning_rate"] = learning_rate
+        _flavour.build_optimizer(optimizer, list(variables_by_prefix.values()))
+    simple = {"iter": inner.iterations, **_flavour.tf24_hyperparameter_variables(inner)}
     state = _flavour.loss_scale_state_variables(optimizer)
     if state is not None:
         simple["loss_scale/current_loss_scale"], simple["loss_scale/good_steps"] = state

@@ -297,6 +297,18 @@ def learning_rate_variable(optimizer: Any) -> Any:
     return variable if hasattr(variable, "assign") else None
 
 
+def tf24_hyperparameter_variables(optimizer: Any) -> dict[str, Any]:
+    """A Keras optimizer's hyperparameter variables by TF 2.4's checkpoint names: all of TF 2.4's `OptimizerV2`'s
+    (`learning_rate`, `decay`, `momentum`, ...; made here if not yet), only the learning rate's today (the others
+    are floats)."""
+    create_hyperparameters = getattr(optimizer, "_create_hypers", None)
+    if create_hyperparameters is None:
+        variable = learning_rate_variable(optimizer)
+        return {} if variable is None else {"learning_rate": variable}
+    create_hyperparameters()
+    return {name: value for name, value in optimizer._hyper.items() if hasattr(value, "assign")}
+
+
 def loss_scale_state_variables(optimizer: Any) -> Any:
     """(scale, counter) variables of a dynamic loss-scale optimizer of any flavour, else None."""
     scale = getattr(optimizer, "dynamic_scale", None)  # Keras 3, and ours on Keras 3

@@ -45,6 +45,9 @@ class LossScaleOptimizer(KerasLossScaleOptimizer):
         inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
         if not kwargs.get("dynamic", True):  # TF 2.4 rebuilt a FixedLossScale here, with its checks
             _loss_scale.check_fixed_loss_scale_value(kwargs["initial_scale"])
+        legacy_form = cls.__dict__.get("_legacy_form")
+        if legacy_form is not None and _flavour.is_legacy_keras_optimizer(inner):
+            return legacy_form.from_inner(inner, kwargs)
         restored = cls.__new__(cls)
         KerasLossScaleOptimizer.__init__(restored, inner, **kwargs)
         return restored
@@ -60,6 +63,18 @@ if not _flavour.has_keras3_loss_scaling():
 
         def __init__(self, optimizer: Any, loss_scale: Any):
             super().__init__(optimizer, **_tf24_loss_scale_kwargs(loss_scale))
+
+        @classmethod
+        def from_config(cls, config: dict, custom_objects: Any = None) -> Any:
+            """As `LossScaleOptimizer.from_config`: TF 2.4's experimental class again, not the other form."""
+            return LossScaleOptimizer.from_config(config, custom_objects)
+
+        @classmethod
+        def from_inner(cls, inner: Any, kwargs: dict) -> LegacyLossScaleOptimizer:
+            """This form over `inner` with the modern constructor's `kwargs` (a config's), warning nothing."""
+            restored = cls.__new__(cls)
+            LegacyKerasLossScaleOptimizer.__init__(restored, inner, **kwargs)
+            return restored
 
     LossScaleOptimizer._legacy_form = LegacyLossScaleOptimizer  # read by the metaclass
     LegacyLossScaleOptimizer.__name__ = LegacyLossScaleOptimizer._tf24_name  # in messages, as TF 2.4's

@@ -57,17 +57,22 @@ def slot_lists_of_class(optimizer: Any) -> set[str]:
 
 def slot_names(optimizer: Any) -> list[str]:
     """The TF 2.4 names of the slots a built optimizer keeps."""
+    if _flavour.is_legacy_keras_optimizer(optimizer):  # TF 2.4's OptimizerV2 names its own slots
+        return list(optimizer.get_slot_names())
     return list(_attributes(optimizer))
 
 
 def slot_variable(optimizer: Any, variable: Any, slot: str) -> Any:
     """The variable holding TF 2.4 slot `slot` of `variable`."""
-    attribute = _attributes(optimizer).get(slot)
+    legacy = _flavour.is_legacy_keras_optimizer(optimizer)
+    attribute = slot if legacy and slot in slot_names(optimizer) else _attributes(optimizer).get(slot)
     if attribute is None:
         raise KeyError(
             f"{type(optimizer).__name__} has no slot {slot!r} (TF 2.4's name). Its slots are "
             f"{slot_names(optimizer)}; slots exist once the optimizer is built."
         )
+    if legacy:
+        return optimizer.get_slot(variable, slot)
     return getattr(optimizer, attribute)[_flavour.optimizer_variable_index(optimizer, variable)]
 
 

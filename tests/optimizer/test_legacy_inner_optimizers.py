@@ -2,20 +2,25 @@
 subclasses written against TF 2.4) and train them as TF 2.4.0 did; on Keras 3 such a subclass gets a clear error."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from tf24_goldens import GOLDEN_DIR
-from tf24_optimizers import (assert_close, KERAS3, OPTIMIZER_GOLDENS, assert_states_match, batch, build_optimizer, compiled, state,
-                             tf24_step)
+from test_configs import expect
+from tf24_goldens import GOLDEN_DIR, our_class
+from tf24_optimizers import (assert_close, KERAS3, OPTIMIZER_GOLDENS, assert_states_differ, assert_states_match, batch,
+                             build_optimizer, compiled, linear_model, specs, state, tf24_step, train)
 
 import optimizer_v2_programs as programs
-from lossscale_compat import KerasLossScaleOptimizer, LossScaleOptimizer
+from lossscale_compat import (DynamicLossScale, FixedLossScale, KerasLossScaleOptimizer, LossScaleOptimizer,
+                              restore_tf24_checkpoint)
+from lossscale_compat import _flavour
 
 GOLDENS = json.loads((GOLDEN_DIR / "tf24_optimizer_v2.json").read_text())["cases"]
 CASES = sorted(GOLDENS)
 CUSTOM_LOOP = OPTIMIZER_GOLDENS["custom_loop"]
+CHECKPOINTS = OPTIMIZER_GOLDENS["checkpoint"]
 OUR_EXTRA_CHECKPOINT_KEY = "optimizer/skipped_steps/.ATTRIBUTES/VARIABLE_VALUE"  # docs/monitoring.md#skipped_steps
 keras2_only = pytest.mark.skipif(KERAS3, reason="Keras 3 has no OptimizerV2 (tested below for its error)")
 
@@ -145,3 +150,80 @@ def test_a_failed_construction_leaves_the_legacy_optimizer_free():
     with pytest.raises(ValueError, match='"initial_scale" must be specified'):
         KerasLossScaleOptimizer(inner, dynamic=False)
     assert KerasLossScaleOptimizer(inner).inner_optimizer is inner
+
+
+def restored_from_tf24_checkpoint(case, restore, **inner_config):
+    """The golden case's model and loss-scale optimizer over a legacy inner optimizer, restored with `restore`."""
+    model = linear_model(case)
+    inner = dict(case["inner"], config=dict(case["inner"]["config"], **inner_config))
+    optimizer = build_optimizer(case["form"], inner, legacy_optimizers())
+    assert_states_differ(case["restored_state_before_first_step"], state(optimizer, model.trainable_variables))
+    return model, optimizer, restore(str(GOLDEN_DIR / case["path"]), model, optimizer)
+
+
+@keras2_only
+@pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
+def test_restore_tf24_checkpoint_into_a_legacy_inner_optimizer(case):
+    """Every key TF 2.4.0 wrote lands (its hyperparameter variables too: OptimizerV2 keeps them); the slots are there
+    at once, as on TF 2.4.0; then TF 2.4.0's next steps."""
+    model, optimizer, restored = restored_from_tf24_checkpoint(
+        case, lambda path, model, optimizer: restore_tf24_checkpoint(path, model=model, optimizer=optimizer))
+    assert sorted(restored) == sorted(case["variables"])
+    assert case["slots_exist_right_after_restore"]
+    assert_states_match([case["restored_state_before_first_step"]], [state(optimizer, model.trainable_variables)])
+    assert_states_match(case["continued"], train(model, optimizer, case["data_after"]["batches"]))
+
+
+@keras2_only
+@pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
+def test_restore_tf24_checkpoint_gives_a_legacy_inner_the_checkpoints_momentum(case):
+    """Built with another momentum, the optimizer takes the checkpoint's, as TF 2.4 did (the next steps show it)."""
+    assert case["inner"]["config"]["momentum"] != 0.5
+    model, optimizer, _ = restored_from_tf24_checkpoint(
+        case, lambda path, model, optimizer: restore_tf24_checkpoint(path, model=model, optimizer=optimizer),
+        momentum=0.5)
+    assert_states_match(case["continued"], train(model, optimizer, case["data_after"]["batches"]))
+
+
+@keras2_only
+@pytest.mark.parametrize("case", CHECKPOINTS, ids=[c["name"] for c in CHECKPOINTS])
+def test_tensorflows_own_restore_reads_tf24_checkpoints_into_a_legacy_inner_optimizer(case):
+    """`tf.train.Checkpoint(...).restore`, as TF 2.4 programs call it: Keras 2's OptimizerV2 loss-scale optimizer
+    keeps TF 2.4's layout, so all of TF 2.4.0's state lands, slots included; only our skip counter is new (and the
+    `save_counter` of `restore`, which the golden's `write` did not save)."""
+    model, optimizer, status = restored_from_tf24_checkpoint(
+        case, lambda path, model, optimizer: tf.train.Checkpoint(model=model, optimizer=optimizer).restore(path))
+    assert_states_match([case["restored_state_before_first_step"]], [state(optimizer, model.trainable_variables)])
+    with pytest.raises(AssertionError, match="unmatched objects") as unmatched:
+        status.assert_existing_objects_matched()
+    assert sorted(re.findall(r"<tf.Variable '([^']+)'", str(unmatched.value))) == ["save_counter:0", "skipped_steps:0"]
+    assert_states_match(case["continued"], train(model, optimizer, case["data_after"]["batches"]))
+
+
+FORMS = OPTIMIZER_GOLDENS["configs"]["forms"]
+
+
+def form_over_legacy_inner(case):
+    inner = specs.inner_optimizer(case["inner"], legacy_optimizers())
+    return specs.lso(case["form"], inner, LossScaleOptimizer, KerasLossScaleOptimizer, FixedLossScale, DynamicLossScale)
+
+
+@keras2_only
+@pytest.mark.parametrize("which", ["from_config_same_class", "from_config_other_class"])
+@pytest.mark.parametrize("case", [c for c in FORMS if "ok" in c["result"]], ids=[c["name"] for c in FORMS
+                                                                                if "ok" in c["result"]])
+def test_from_config_over_a_legacy_inner_gives_tf24s_form(case, which):
+    """Each form's config through `from_config` of the same and of the other form gives TF 2.4's class (by name;
+    over OptimizerV2 it is the legacy form, an instance of ours) and settings, or TF 2.4's error."""
+    optimizer = form_over_legacy_inner(case)
+    if which == "from_config_same_class":
+        cls = type(optimizer)
+    else:
+        cls = KerasLossScaleOptimizer if isinstance(optimizer, LossScaleOptimizer) else LossScaleOptimizer
+    expected = case[which]
+    restored = expect(expected, lambda: cls.from_config(json.loads(json.dumps(optimizer.get_config()))),
+                      check_class=False)
+    if restored is not None:
+        assert type(restored).__name__ == expected["ok"]["class"]
+        assert isinstance(restored, our_class(expected["ok"]["class"]))
+        assert _flavour.is_legacy_keras_optimizer(restored.inner_optimizer)
