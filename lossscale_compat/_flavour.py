@@ -105,6 +105,16 @@ def keras_has_tf1_graph_mode() -> bool:
     return tf24_optimizers_module() is not None
 
 
+def eager_variable_in_plain_graph(variable: tf.Variable) -> bool:
+    """True in a `tf.Graph` that is not a function, or a function traced inside one (SavedModel's export graph), for
+    a variable made eagerly: there it cannot be read or assigned."""
+    if tf.executing_eagerly():
+        return False
+    with tf.init_scope():
+        outside_is_eager = tf.executing_eagerly()  # true in an ordinary tf.function
+    return not outside_is_eager and not tf.is_symbolic_tensor(variable.handle)
+
+
 def in_tf1_graph_mode() -> bool:
     """Whether TF1 graph mode is on (`tf.compat.v1.disable_eager_execution()`), not merely a `tf.function`."""
     return not tf.compat.v1.executing_eagerly_outside_functions()

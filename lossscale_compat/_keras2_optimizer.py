@@ -46,9 +46,42 @@ class ByInnerOptimizer(_Keras2Metaclass):
 
 
 class SkippedSteps:
-    """Counts the steps Keras 2's own skip logic skips, in `skipped_steps` (checkpointed)."""
+    """Counts the steps Keras 2's own skip logic skips, in `skipped_steps` (checkpointed).
+
+    The count is saved as a value of the optimizer's own checkpoint node (`optimizer/.ATTRIBUTES/skipped_steps`),
+    not as a variable of its own: TF 2.4's checkpoints lack it, and an object they lack would fail TF 2.4 code's
+    `assert_existing_objects_matched()` after it restores them. Checkpoints that kept it as a variable
+    (`optimizer/skipped_steps`, as this package wrote them until 2026-11-27) still restore it.
+    """
 
     _skipped_steps: tf.Variable
+    _COUNT_KEY = "skipped_steps"
+
+    def _keep_count(self, counter: tf.Variable) -> None:
+        object.__setattr__(self, "_skipped_steps", counter)  # not Keras's attribute tracking: no variable of its own
+
+    def _serialize_to_tensors(self) -> dict[str, Any]:
+        if _flavour.eager_variable_in_plain_graph(self._skipped_steps):
+            # SavedModel's export graph, which only describes TF1's save and restore ops; the count itself is
+            # written with the SavedModel's variables (see `_trackable_children`).
+            return {self._COUNT_KEY: tf.zeros([], tf.int64)}
+        return {self._COUNT_KEY: self._skipped_steps.read_value()}
+
+    def _restore_from_tensors(self, restored_tensors: dict[str, Any]) -> Any:
+        if _flavour.eager_variable_in_plain_graph(self._skipped_steps):
+            return tf.no_op()  # likewise: the restore TF1 loaders would run, which cannot reach the eager count
+        return self._skipped_steps.assign(restored_tensors[self._COUNT_KEY])
+
+    def _trackable_children(self, save_type: Any = "checkpoint", **kwargs: Any) -> Any:
+        children = super()._trackable_children(save_type, **kwargs)  # type: ignore[misc]
+        if save_type == "savedmodel":  # a SavedModel's functions may only read variables its object graph holds
+            children = {**children, self._COUNT_KEY: self._skipped_steps}
+        return children
+
+    def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
+        if name in (self._COUNT_KEY, "_skipped_steps"):  # the variable of earlier checkpoints
+            return self._skipped_steps
+        return super()._lookup_dependency(name, cached_dependencies)  # type: ignore[misc]
 
     def _count_skips_of(self, state: Any) -> None:
         """Wraps the scale state's `update`, which decides the skips; the count runs with its update op."""
@@ -99,8 +132,7 @@ class KerasLossScaleOptimizer(
             if isinstance(inner_optimizer, _flavour.current_optimizer_class()):
                 inner_optimizer._is_wrapped_by_loss_scale_optimizer = was_wrapped
             raise
-        self._skipped_steps = _flavour.new_skipped_steps_counter()
-        self._track_trackable(self._skipped_steps, name="skipped_steps")
+        self._keep_count(_flavour.new_skipped_steps_counter())
         if self.dynamic:
             self._count_skips_of(self._loss_scale)
 
@@ -195,8 +227,7 @@ class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimize
                 inner_optimizer._is_wrapped_by_loss_scale_optimizer = was_wrapped
             raise
         with tf.init_scope():
-            self._skipped_steps = _flavour.new_skipped_steps_counter()
-        self._track_trackable(self._skipped_steps, name="skipped_steps")  # delegated: the inner optimizer's
+            self._keep_count(_flavour.new_skipped_steps_counter())
         if self.dynamic:
             self._count_skips_of(self._loss_scale)
 
