@@ -270,3 +270,19 @@ def test_the_applier_imports_no_rule():
     """The applier applies what the rules decided; it asks no rule (issue #32)."""
     imported = GRAPH["lossscale_compat.codemods._apply"]
     assert sorted(m for m in imported if m.startswith("lossscale_compat.codemods.rules")) == []
+
+
+def test_the_passes_are_declared_with_the_facts_they_read():
+    """The command runs one declared, ordered list of passes, each naming `Facts` fields (issue #32)."""
+    pytest.importorskip("libcst")
+    import dataclasses
+
+    from lossscale_compat.codemods import migrate_loss_scale
+    from lossscale_compat.codemods._facts import Facts
+
+    fields = {field.name for field in dataclasses.fields(Facts)}
+    passes = migrate_loss_scale.PASSES
+    assert len({step.name for step in passes}) == len(passes), "each pass has its own name"
+    assert {step.name: sorted(set(step.reads) - fields) for step in passes if set(step.reads) - fields} == {}
+    names = [step.name for step in passes]
+    assert names.index("checkpointed optimizers on our class") < names.index("site edits"), "decisions are final"
