@@ -37,7 +37,6 @@ from ._edits import (
 )
 from ._facts import Facts
 from ._values import Expr, Unsafe, kwarg, restyle, restyle_aliases
-from .rules import optimizer
 
 _KEPT = object()
 """The action of an import alias the plan has none for: it stays."""
@@ -98,19 +97,14 @@ def _new_policy(facts: Facts, target: str, plan: Plan, site: Expr, edit: NewPoli
 
 def _wrap(facts: Facts, target: str, plan: Plan, site: Expr, edit: Wrap) -> None:
     scale = edit.scale
-    kwargs = optimizer.modern_keywords(facts, scale, site)
+    kwargs = _import_plan.modern_keywords(facts, scale, site)
     assert edit.new_name is not None  # every LossScaleOptimizer and graph-rewrite row names one on both targets
     func = _import_plan.spell(facts, target, plan, edit.new_name, site)  # after the keywords, which may refuse
     plan.replace[edit.call] = NewCall(func, [edit.opt], kwargs)
     plan.lso_calls.add(edit.call)
     if edit.row.rule == "graph_rewrite":
         plan.warn(site, w.GRAPH_REWRITE_NOTE)
-    if (
-        target == "keras3"
-        and scale.dynamic
-        and edit.new_name != optimizer.LOOP_SHIM
-        and optimizer.reads_iterations(facts, edit.opt.value)
-    ):
+    if edit.iterations_note:
         plan.warn(site, w.ITERATIONS_NOTE)
 
 

@@ -19,7 +19,7 @@ from . import _tf1
 from ._edits import KEEP, FixedFactor, SiteEdit, Wrap
 from ._facts import Facts
 from ._values import Expr, Unsafe
-from .rules import graph_rewrite, loss_scale, optimizer, policy, rename, tf1
+from .rules import graph_rewrite, loss_scale, optimizer, optimizer_class, policy, rename, tf1
 from .rules.site import Site
 
 # The rule for a site is its row's `rule` in the mapping table (`_mapping.RULES`): how to decide it...
@@ -35,7 +35,7 @@ DECIDERS: dict[str, Callable[[Site], SiteEdit]] = {
 }
 # ...what a site its rule refused becomes instead of being kept, for the rules that have a way out (None: kept)...
 REFUSED: dict[str, Callable[[Site, str], SiteEdit | None]] = {
-    "loss_scale_optimizer": optimizer.refused,
+    "loss_scale_optimizer": optimizer_class.refused,
     "graph_rewrite": graph_rewrite.refused,
     "get_layer_policy": policy.refused_layer_policy,
 }

@@ -45,6 +45,8 @@ class Wrap:
     row: _mapping.Rename
     folded: cst.CSTNode | None = None
     """The loss-scale class site the call's `loss_scale` argument builds, folded into the call (not renamed)."""
+    iterations_note: bool = False
+    """Whether the call gets LSC118: Keras 3's dynamic scale with an inner optimizer whose update reads `iterations`."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,8 +14,8 @@ from lossscale_compat import _mapping
 from . import _warnings as w
 from ._edits import Keep, MovedImport, Plan, SiteEdit, new_name_of
 from ._facts import Facts
-from ._scopes import ClassScope
-from ._values import Expr, Unsafe, dotted_expression, full_name, root_of
+from ._scopes import BuiltinBinding, ClassScope
+from ._values import Expr, SourceScale, Unsafe, dotted_expression, full_name, kwarg, root_of
 
 
 def plan_local_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
@@ -301,3 +301,26 @@ def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
         raise Unsafe(w.NAME_CLASH)
     plan.needed_imports.append((top, None, None))
     return dotted_expression(new)
+
+
+def modern_keywords(facts: Facts, scale: SourceScale, site: Expr) -> list[cst.Arg]:
+    """The modern keyword arguments of `scale`, read expressions as written; raises Unsafe on a name clash."""
+    return [kwarg(key, _source_of(facts, key, value, scale, site)) for key, value in scale.kwargs().items()]
+
+
+def _source_of(facts: Facts, key: str, value: object, scale: SourceScale, site: Expr) -> Expr:
+    """The source for one of `scale.kwargs()`: read expressions as written, `dynamic=False` spelled out."""
+    if key == "dynamic":
+        return cst.Name("False")
+    assert isinstance(value, cst.BaseExpression)
+    return _as_float(facts, value, site) if key == "initial_scale" and scale.dynamic else value
+
+
+def _as_float(facts: Facts, value: Expr, site: Expr) -> Expr:
+    """Returns `value`, or `float(value)` where Keras 3 could not take it as TF 2.4's float() did."""
+    if isinstance(value, cst.Float) or (isinstance(value, cst.Integer) and abs(value.evaluated_value) < 2**63):
+        return value
+    scope = facts.scopes.get(site) or facts.global_scope
+    if any(not isinstance(binding, BuiltinBinding) for binding in scope["float"]):
+        raise Unsafe(w.NAME_CLASH)
+    return cst.Call(func=cst.Name("float"), args=[cst.Arg(value=value)])

@@ -1,16 +1,18 @@
 """The libcst command that rewrites TF 2.4 mixed-precision call sites to the modern Keras API.
 
 It only orchestrates: collect the module's frozen facts (`_scan.collect_facts`), decide each site by its row's
-rule (`_decide`, the rules in `codemods.rules`), let the custom-loop rules move optimizers to our class, plan the
-imports (`_import_plan`) and the site edits' node edits (`_apply.plan_site_edits`), add the plans the other rules
-return, apply the plan (`_apply.apply`) and place the warnings.
+rule (`_decide`, the rules in `codemods.rules`), run the declared `PASSES` in order over one plan (the rules that
+move optimizers to our class, the imports, the site edits' node edits, the custom loops, ...), apply the plan
+(`_apply.apply`) and place the warnings.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
@@ -95,65 +97,151 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
 
     # ------------------------------------------------------------------ analysis
     def _planned(self) -> Plan:
-        """Decides each site of the module's facts and plans the edits, imports and warnings."""
-        facts, keras3 = self.facts, self.target == "keras3"
+        """Decides each site of the module's facts, then runs `PASSES` in order over the one plan."""
+        facts = self.facts
         decided = _decide.decide_sites(facts, self.target, facts.sites)
-        self.plan = Plan(warnings=[*facts.warnings, *decided.warnings], folded=set(decided.folded))
-        decisions = decided.edits
-        loops_kept = keras3 and self._loops_on_shim(decisions)
-        moved, call_warnings = tf24_calls.calls_on_shim(facts, decisions, facts.loops, self.target)
-        decisions.update(moved)
-        self.plan.warnings.extend(call_warnings)
-        loops_kept = loops_kept or (keras3 and bool(moved))
-        if keras3:
-            decisions.update(custom_loop.escaping_on_shim(facts, decisions, facts.loops))
-            decisions.update(keras3_notes.checkpointed_on_shim(facts, decisions))
-        _import_plan.plan_imports(facts, self.plan, decisions)
-        _import_plan.plan_nested_imports(facts, self.plan, decisions)
-        _import_plan.plan_private_imports(facts, self.plan)
-        private_modules.plan_private_modules(facts, self.target, self.plan)
-        private_modules.plan_device_checks(facts, self.plan)
-        _apply.plan_site_edits(facts, self.target, self.plan, decisions)
-        if keras3:
-            self._plan_custom_loops(loops_kept)
-            self.plan.warnings.extend(keras3_notes.iterations_read_warnings(facts, decisions, self.plan.lso_calls))
-        _import_plan.plan_local_aliases(facts, self.plan, decisions)
-        _import_plan.plan_self_aliases(facts, self.plan, decisions)
-        _apply.plan_removals(self.plan, facts)
-        _import_plan.warn_kept_imports(facts, self.plan, decisions)
-        self.plan.warnings.extend(policy.global_scale_read_warnings(facts, decisions))
-        self.plan.add(config_compare.plan_comparisons(facts))
-        return self.plan
+        plan = Plan(warnings=[*facts.warnings, *decided.warnings], folded=set(decided.folded))
+        run = Run(facts, self.target, plan, decided.edits)
+        for step in PASSES:
+            if run.keras3 or not step.keras3_only:
+                step.run(run)
+        return plan
 
-    def _loops_on_shim(self, decisions: dict[Expr, SiteEdit]) -> bool:
-        """Moves the optimizers decided to our class where the file's custom loop, or its applying of gradients it
-        never scaled, needs TF 2.4's contract (Keras 3); returns whether it did."""
-        moved, warnings = custom_loop.loops_on_shim(self.facts, decisions, self.facts.loops)
-        if not moved:
-            moved = custom_loop.applies_on_shim(self.facts, decisions, self.facts.loops)
-        decisions.update(moved)
-        self.plan.warnings.extend(warnings)
-        return bool(moved)
 
-    def _plan_custom_loops(self, loops_kept: bool) -> None:
-        """Plans the Keras 3 custom-loop rewrites and `loss_scale` reads, unless the file stays on our class."""
-        facts, sites, loops = self.facts, self.facts.sites, self.facts.loops
-        on_shim = loops_kept or ((loops or facts.other_scale_reads) and _tf1.builds_shim_optimizer(facts))
-        if not on_shim:
-            self.plan.add(custom_loop.plan_loops(facts, loops, self.plan.lso_calls))
-        kept = [call for call in (*loops, *facts.applies) if _keeps_tf24_method(facts, call, self.plan)]
-        final_class = keras3_notes.final_class_on_shim(facts, kept)
-        _apply.plan_site_edits(facts, self.target, self.plan, final_class)
-        if not on_shim and not final_class:
-            self.plan.warnings.extend(keras3_notes.get_gradients_warnings(facts, loops, self.plan.lso_calls))
-        if sites:
-            for read in facts.optimizer_scale_reads:
-                self.plan.add(custom_loop.plan_scale_read(facts, read))
-        if (sites or loops) and not on_shim:  # TF 2.4's API is in use here
-            for read in facts.other_scale_reads:
-                part = custom_loop.plan_other_scale_read(facts, read, self.plan.lso_calls, self.plan.shim_calls)
-                self.plan.add(part)
-            self.plan.add(custom_loop.plan_wrap_scale_reads(facts, facts.policy_scale_reads, self.plan))
+@dataclasses.dataclass
+class Run:
+    """What the passes over one module share: its facts and target (read), the plan and the decisions (grown)."""
+
+    facts: Facts
+    target: str
+    plan: Plan
+    decisions: dict[Expr, SiteEdit]
+    loops_kept: bool = False
+    """Whether the file's optimizers were moved to our class for its custom loop or TF 2.4 calls (Keras 3)."""
+
+    @property
+    def keras3(self) -> bool:
+        return self.target == "keras3"
+
+
+class Pass(NamedTuple):
+    """One step of planning a module: its name, the facts it reads, whether only Keras 3 runs it, and what it does."""
+
+    name: str
+    reads: tuple[str, ...]
+    keras3_only: bool
+    run: Callable[[Run], None]
+
+
+def _loops_on_shim(run: Run) -> None:
+    """Moves the optimizers decided to our class where the file's custom loop, or its applying of gradients it
+    never scaled, needs TF 2.4's contract."""
+    facts, decisions = run.facts, run.decisions
+    moved, warnings = custom_loop.loops_on_shim(facts, decisions, facts.loops)
+    if not moved:
+        moved = custom_loop.applies_on_shim(facts, decisions, facts.loops)
+    decisions.update(moved)
+    run.plan.warnings.extend(warnings)
+    run.loops_kept = bool(moved)
+
+
+def _calls_on_shim(run: Run) -> None:
+    """Moves the optimizers whose TF 2.4 calls the target's class would take differently to our class."""
+    moved, call_warnings = tf24_calls.calls_on_shim(run.facts, run.decisions, run.facts.loops, run.target)
+    run.decisions.update(moved)
+    run.plan.warnings.extend(call_warnings)
+    run.loops_kept = run.loops_kept or (run.keras3 and bool(moved))
+
+
+def _escaping_on_shim(run: Run) -> None:
+    run.decisions.update(custom_loop.escaping_on_shim(run.facts, run.decisions, run.facts.loops))
+
+
+def _checkpointed_on_shim(run: Run) -> None:
+    run.decisions.update(keras3_notes.checkpointed_on_shim(run.facts, run.decisions))
+
+
+def _imports(run: Run) -> None:
+    _import_plan.plan_imports(run.facts, run.plan, run.decisions)
+    _import_plan.plan_nested_imports(run.facts, run.plan, run.decisions)
+    _import_plan.plan_private_imports(run.facts, run.plan)
+
+
+def _private_modules(run: Run) -> None:
+    private_modules.plan_private_modules(run.facts, run.target, run.plan)
+    private_modules.plan_device_checks(run.facts, run.plan)
+
+
+def _site_edits(run: Run) -> None:
+    _apply.plan_site_edits(run.facts, run.target, run.plan, run.decisions)
+
+
+def _custom_loops(run: Run) -> None:
+    """Plans the Keras 3 custom-loop rewrites and `loss_scale` reads, unless the file stays on our class."""
+    facts, plan, sites, loops = run.facts, run.plan, run.facts.sites, run.facts.loops
+    on_shim = run.loops_kept or ((loops or facts.other_scale_reads) and _tf1.builds_shim_optimizer(facts))
+    if not on_shim:
+        plan.add(custom_loop.plan_loops(facts, loops, plan.lso_calls))
+    kept = [call for call in (*loops, *facts.applies) if _keeps_tf24_method(facts, call, plan)]
+    final_class = keras3_notes.final_class_on_shim(facts, kept)
+    _apply.plan_site_edits(facts, run.target, plan, final_class)
+    if not on_shim and not final_class:
+        plan.warnings.extend(keras3_notes.get_gradients_warnings(facts, loops, plan.lso_calls))
+    if sites:
+        for read in facts.optimizer_scale_reads:
+            plan.add(custom_loop.plan_scale_read(facts, read))
+    if (sites or loops) and not on_shim:  # TF 2.4's API is in use here
+        for read in facts.other_scale_reads:
+            plan.add(custom_loop.plan_other_scale_read(facts, read, plan.lso_calls, plan.shim_calls))
+        plan.add(custom_loop.plan_wrap_scale_reads(facts, facts.policy_scale_reads, plan))
+    plan.warnings.extend(keras3_notes.iterations_read_warnings(facts, run.decisions, plan.lso_calls))
+
+
+def _aliases(run: Run) -> None:
+    _import_plan.plan_local_aliases(run.facts, run.plan, run.decisions)
+    _import_plan.plan_self_aliases(run.facts, run.plan, run.decisions)
+
+
+def _removals(run: Run) -> None:
+    _apply.plan_removals(run.plan, run.facts)
+
+
+def _kept_imports(run: Run) -> None:
+    _import_plan.warn_kept_imports(run.facts, run.plan, run.decisions)
+
+
+def _global_scale_reads(run: Run) -> None:
+    run.plan.warnings.extend(policy.global_scale_read_warnings(run.facts, run.decisions))
+
+
+def _config_comparisons(run: Run) -> None:
+    run.plan.add(config_compare.plan_comparisons(run.facts))
+
+
+# The passes after `_decide`, in the order they run: each names the `Facts` fields it reads itself (its helpers use
+# the facts' methods too), and reads the decisions and the plan so far. The first four only move decided
+# optimizers to our class (asking `rules.optimizer_class`); the site edits become node edits once the decisions
+# are final.
+PASSES: tuple[Pass, ...] = (
+    Pass("loops on our class", ("loops", "applies"), True, _loops_on_shim),
+    Pass("TF 2.4 calls on our class", ("loops", "applies"), False, _calls_on_shim),
+    Pass("escaping optimizers on our class", ("loops",), True, _escaping_on_shim),
+    Pass("checkpointed optimizers on our class", (), True, _checkpointed_on_shim),
+    Pass("imports", ("bindings", "global_scope", "scopes", "private_imports"), False, _imports),
+    Pass("private modules", ("private_imports", "scanned", "scopes"), False, _private_modules),
+    Pass("site edits", (), False, _site_edits),
+    Pass(
+        "custom loops",
+        ("sites", "loops", "applies", "optimizer_scale_reads", "other_scale_reads", "policy_scale_reads", "scanned"),
+        True,
+        _custom_loops,
+    ),
+    Pass("local aliases", ("local_aliases", "self_aliases"), False, _aliases),
+    Pass("removals", ("parents",), False, _removals),
+    Pass("kept imports", ("bindings", "global_scope"), False, _kept_imports),
+    Pass("global loss-scale reads", ("policy_scale_reads",), False, _global_scale_reads),
+    Pass("config comparisons", ("config_reads",), False, _config_comparisons),
+)
 
 
 # TF 2.4 LossScaleOptimizer methods Keras 3's class does not have.

@@ -30,6 +30,7 @@ CODEMOD_LAYERS = {
         "rules.keras3_notes",
         "rules.loss_scale",
         "rules.optimizer",
+        "rules.optimizer_class",
         "rules.policy",
         "rules.private_modules",
         "rules.rename",
@@ -227,3 +228,61 @@ def test_no_module_is_over_720_lines():
         for path in root.rglob("*.py")
     }
     assert {path: lines for path, lines in sizes.items() if lines > 720} == {}
+
+
+# The one module that says which class an optimizer construction becomes (issue #32).
+VERDICT_OWNER = "rules/optimizer_class.py"
+OUR_LOOP_CLASS = "lossscale_compat.KerasLossScaleOptimizer"
+
+
+def class_verdicts(source):
+    """Where `source` gives an optimizer-class verdict itself: builds a `ShimWrap`, names our loop class, or defines
+    `SHIM_INSTEAD` (line numbers)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ShimWrap":
+            found.append(node.lineno)
+        elif isinstance(node, ast.Constant) and node.value == OUR_LOOP_CLASS:
+            found.append(node.lineno)
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "SHIM_INSTEAD" for target in node.targets
+        ):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def test_only_the_owner_module_gives_the_optimizer_class_verdict():
+    others = {
+        str(path.relative_to(CODEMODS)): lines
+        for path in CODEMODS.rglob("*.py")
+        if str(path.relative_to(CODEMODS)) != VERDICT_OWNER and (lines := class_verdicts(path.read_text()))
+    }
+    assert others == {}
+    assert class_verdicts((CODEMODS / VERDICT_OWNER).read_text()), "the owner gives the verdict"
+
+
+def test_the_verdict_check_finds_a_rule_that_decides_for_itself():
+    source = f"edit = ShimWrap(wrap, note)\nname = {OUR_LOOP_CLASS!r}\nSHIM_INSTEAD = frozenset()\n"
+    assert class_verdicts(source) == [1, 2, 3]
+
+
+def test_the_applier_imports_no_rule():
+    """The applier applies what the rules decided; it asks no rule (issue #32)."""
+    imported = GRAPH["lossscale_compat.codemods._apply"]
+    assert sorted(m for m in imported if m.startswith("lossscale_compat.codemods.rules")) == []
+
+
+def test_the_passes_are_declared_with_the_facts_they_read():
+    """The command runs one declared, ordered list of passes, each naming `Facts` fields (issue #32)."""
+    pytest.importorskip("libcst")
+    import dataclasses
+
+    from lossscale_compat.codemods import migrate_loss_scale
+    from lossscale_compat.codemods._facts import Facts
+
+    fields = {field.name for field in dataclasses.fields(Facts)}
+    passes = migrate_loss_scale.PASSES
+    assert len({step.name for step in passes}) == len(passes), "each pass has its own name"
+    assert {step.name: sorted(set(step.reads) - fields) for step in passes if set(step.reads) - fields} == {}
+    names = [step.name for step in passes]
+    assert names.index("checkpointed optimizers on our class") < names.index("site edits"), "decisions are final"

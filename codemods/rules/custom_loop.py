@@ -7,17 +7,16 @@ each returning a plan of its own that the command adds to the module's.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 
 import libcst as cst
 
 from .. import _tf1
 from .. import _warnings as w
-from .._edits import FirstArgument, FixedFactor, FoldFactor, NewAttr, Plan, ShimWrap, SiteEdit, Wrap
+from .._edits import FirstArgument, FixedFactor, FoldFactor, NewAttr, Plan, SiteEdit, Wrap
 from .._facts import Facts
 from .._values import Expr, Unsafe, called_name_of, calls_in, has_comment, root_of
-from ..rules.optimizer import LOOP_SHIM
+from .optimizer_class import on_shim
 
 # Where unscaled gradients go besides `apply_gradients`, by the name of the function or method they are
 # passed to: each is a place where Keras 3's contract (scaled gradients in) would change the results.
@@ -67,7 +66,7 @@ def escaping_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit], loops: Se
             for call in loops
         )
         if not traced:
-            moved[site] = ShimWrap(dataclasses.replace(edit, new_name=LOOP_SHIM), w.ESCAPING_SHIM_NOTE)
+            moved[site] = on_shim(edit, w.ESCAPING_SHIM_NOTE)
     return moved
 
 
@@ -109,11 +108,7 @@ def applies_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit], loops: Seq
 
 def _on_shim(decisions: Mapping[Expr, SiteEdit], note: str) -> Edits:
     """Each LossScaleOptimizer call (or graph rewrite's wrap) decided, moved to our class with `note`."""
-    return {
-        site: ShimWrap(Wrap(edit.call, edit.opt, edit.scale, LOOP_SHIM, edit.row, edit.folded), note)
-        for site, edit in decisions.items()
-        if isinstance(edit, (Wrap, FixedFactor))
-    }
+    return {site: on_shim(edit, note) for site, edit in decisions.items() if isinstance(edit, (Wrap, FixedFactor))}
 
 
 def is_migrated_optimizer(facts: Facts, receiver: Expr, migrated: Collection[cst.CSTNode]) -> bool:

@@ -11,7 +11,7 @@ from .. import _tf1
 from .. import _warnings as w
 from .._edits import DropCall, NewName, SiteEdit
 from .._values import Unsafe
-from . import optimizer, tf1
+from . import optimizer, optimizer_class, tf1
 from .site import Site
 
 
@@ -30,7 +30,7 @@ def decide(site: Site) -> SiteEdit:
 def refused(site: Site, code: str) -> SiteEdit | None:
     """A Keras optimizer's rewrite whose loss scale no modern construction matches: the run-time fallback, which
     wraps it in lossscale_compat's class with TF 2.4's loss scale; else None (kept)."""
-    if site.call is None or code not in optimizer.SHIM_INSTEAD:
+    if site.call is None or code not in optimizer_class.SHIM_INSTEAD:
         return None
     return NewName(site.row.fallback, w.GRAPH_REWRITE_SHIM_NOTE)
 

@@ -7,18 +7,17 @@ give, or the new edits of the wraps that move to our class.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Iterator, Mapping, Sequence
 
 import libcst as cst
 
 from .. import _warnings as w
-from .._edits import NewName, ShimWrap, SiteEdit, Wrap
+from .._edits import ShimWrap, SiteEdit, Wrap
 from .._facts import Facts
 from .._values import Expr
 from . import custom_loop
 from .custom_loop import Edits, Warnings
-from .optimizer import LOOP_SHIM
+from .optimizer_class import named_shim, on_shim
 
 # TF 2.4's non-experimental class: today the same spelling names Keras 3's class, which lacks TF 2.4's loop methods.
 _FINAL_CLASS = "tensorflow.keras.mixed_precision.LossScaleOptimizer"
@@ -240,7 +239,7 @@ def checkpointed_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit]) -> Ed
             for value in args
         )
         if checkpointed:
-            moved[site] = ShimWrap(dataclasses.replace(edit, new_name=LOOP_SHIM), w.CHECKPOINT_SHIM_NOTE)
+            moved[site] = on_shim(edit, w.CHECKPOINT_SHIM_NOTE)
     return moved
 
 
@@ -256,5 +255,5 @@ def final_class_on_shim(facts: Facts, kept: Collection[cst.Call]) -> Edits:
             and not isinstance(facts.parent(node), (cst.Attribute, cst.ImportAlias))
             and facts.qualified_one(node) == _FINAL_CLASS
         ):
-            edits[node] = NewName(LOOP_SHIM, w.FINAL_CLASS_SHIM_NOTE)
+            edits[node] = named_shim(w.FINAL_CLASS_SHIM_NOTE)
     return edits

@@ -10,8 +10,9 @@ from .. import _warnings as w
 from .._edits import FixedFactor, NewName, SiteEdit, Wrap
 from .._facts import Facts
 from .._scopes import BuiltinBinding
-from .._values import Expr, SourceScale, Unsafe, has_comment, is_power_of_two, kwarg
+from .._values import Expr, Unsafe, has_comment, is_power_of_two
 from . import loss_scale
+from .optimizer_class import LOOP_SHIM
 from .site import PARAMETERS, Site
 
 # Built-in optimizers whose constructor takes `loss_scale_factor` on Keras 3.
@@ -27,21 +28,7 @@ _BIAS_CORRECTED_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "Nadam"})
 
 _ITERATION_KEYWORDS = frozenset({"use_ema", "ema_overwrite_frequency", "gradient_accumulation_steps"})
 
-# Why an experimental LossScaleOptimizer call goes to lossscale_compat's class instead of being left alone.
-SHIM_INSTEAD = frozenset(
-    {
-        w.LOSS_SCALE_NOT_VISIBLE,
-        w.MULTIPLIER_NOT_TWO,
-        w.FIXED_SCALE_NOT_INLINE,
-        w.FIXED_SCALE_NOT_EQUIVALENT,
-        w.STAR_ARGS,
-    }
-)
-
 _CLASS_CHECKS = frozenset({"isinstance", "issubclass"})
-
-# TF 2.4's non-experimental class, ours: the modern keyword arguments with TF 2.4's custom-loop contract.
-LOOP_SHIM = "lossscale_compat.KerasLossScaleOptimizer"
 
 
 def decide(site: Site) -> SiteEdit:
@@ -60,11 +47,6 @@ def decide(site: Site) -> SiteEdit:
             raise Unsafe(w.UNSUPPORTED_USE)  # `type(x) is <the class>`, `class C(<the class>)`: a person's choice
         return NewName(row.shim, w.CLASS_SHIM_NOTE)  # a value (in a dict, an argument, returned), called elsewhere
     return wrap(site, site.bound())
-
-
-def refused(site: Site, code: str) -> SiteEdit | None:
-    """A call refused for one of `SHIM_INSTEAD`: lossscale_compat's class, the same arguments; else None (kept)."""
-    return NewName(site.row.shim, w.OPTIMIZER_SHIM_NOTE) if code in SHIM_INSTEAD else None
 
 
 def wrap(site: Site, bound: dict[str, cst.Arg]) -> Wrap | FixedFactor:
@@ -88,12 +70,10 @@ def wrap(site: Site, bound: dict[str, cst.Arg]) -> Wrap | FixedFactor:
             raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
         compiles = _compiles_receiving(site.facts, call)
         return FixedFactor(call, opt, scale, row, compiles, folded)
-    return Wrap(call, opt, scale, new_name, row, folded)
-
-
-def modern_keywords(facts: Facts, scale: SourceScale, site: Expr) -> list[cst.Arg]:
-    """The modern keyword arguments of `scale`, read expressions as written; raises Unsafe on a name clash."""
-    return [kwarg(key, _source_of(facts, key, value, scale, site)) for key, value in scale.kwargs().items()]
+    iterations_note = (
+        site.target == "keras3" and scale.dynamic and new_name != LOOP_SHIM and reads_iterations(site.facts, opt.value)
+    )
+    return Wrap(call, opt, scale, new_name, row, folded, iterations_note)
 
 
 def _compiles_receiving(facts: Facts, call: cst.Call) -> list[cst.Call]:
@@ -223,21 +203,3 @@ def _compared_or_subclassed(facts: Facts, site: Expr) -> bool:
     if isinstance(call, cst.ClassDef):
         return True
     return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _CLASS_CHECKS
-
-
-def _source_of(facts: Facts, key: str, value: object, scale: SourceScale, site: Expr) -> Expr:
-    """The source for one of `scale.kwargs()`: read expressions as written, `dynamic=False` spelled out."""
-    if key == "dynamic":
-        return cst.Name("False")
-    assert isinstance(value, cst.BaseExpression)
-    return _as_float(facts, value, site) if key == "initial_scale" and scale.dynamic else value
-
-
-def _as_float(facts: Facts, value: Expr, site: Expr) -> Expr:
-    """Returns `value`, or `float(value)` where Keras 3 could not take it as TF 2.4's float() did."""
-    if isinstance(value, cst.Float) or (isinstance(value, cst.Integer) and abs(value.evaluated_value) < 2**63):
-        return value
-    scope = facts.scopes.get(site) or facts.global_scope
-    if any(not isinstance(binding, BuiltinBinding) for binding in scope["float"]):
-        raise Unsafe(w.NAME_CLASH)
-    return cst.Call(func=cst.Name("float"), args=[cst.Arg(value=value)])

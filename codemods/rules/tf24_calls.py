@@ -9,19 +9,18 @@ lossscale_compat's class, which takes TF 2.4's arguments (LSC148); an untraced r
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
 from .. import _tf1
 from .. import _warnings as w
-from .._edits import FixedFactor, NewName, ShimWrap, SiteEdit, Wrap
+from .._edits import FixedFactor, ShimWrap, SiteEdit, Wrap
 from .._facts import Facts
 from .._values import Expr
 from . import custom_loop, keras3_notes
 from .custom_loop import Edits, Warnings
-from .optimizer import LOOP_SHIM
+from .optimizer_class import named_shim, on_shim
 
 _AFTER_GRADS = frozenset({"name", "experimental_aggregate_gradients"})
 # TF 2.4's non-experimental class: both targets keep its spelling, for a class that takes these calls differently.
@@ -41,10 +40,8 @@ def changes_meaning(call: cst.Call, target: str) -> bool:
 
 
 def _shim(edit: SiteEdit) -> ShimWrap:
-    if isinstance(edit, Wrap):
-        return ShimWrap(dataclasses.replace(edit, new_name=LOOP_SHIM), w.TF24_CALL_SHIM_NOTE)
-    assert isinstance(edit, FixedFactor)
-    return ShimWrap(Wrap(edit.call, edit.opt, edit.scale, LOOP_SHIM, edit.row, edit.folded), w.TF24_CALL_SHIM_NOTE)
+    assert isinstance(edit, (Wrap, FixedFactor))
+    return on_shim(edit, w.TF24_CALL_SHIM_NOTE)
 
 
 def calls_on_shim(
@@ -85,7 +82,7 @@ def calls_on_shim(
         for wrap in traced:
             site = built[wrap]
             if site not in decisions:  # TF 2.4's non-experimental class, kept by the target
-                moved[site] = NewName(LOOP_SHIM, w.TF24_CALL_SHIM_NOTE)
+                moved[site] = named_shim(w.TF24_CALL_SHIM_NOTE)
             elif not isinstance(decisions[site], ShimWrap):  # not already on our class
                 moved[site] = _shim(decisions[site])
         if not traced and (built or custom_loop.receiver_key(facts, call, receiver) in loop_keys):
