@@ -198,8 +198,8 @@ def python_38() -> str:
 
 
 # Every TF 2.4.0 recorder in tests/recorders, in the order record-goldens runs them (tests/test_docs.py checks that
-# none is missing); the names recorder runs after the example programs' own, then it and the loss-scale weights recorder again on
-# TF 2.3.0.
+# none is missing); the names recorder runs after the example programs' own, then it and the loss-scale weights
+# recorder again on TF 2.3.0.
 TF24_RECORDERS = (
     "tests/recorders/record_tf24.py",
     "tests/recorders/record_tf24_optimizer.py",
@@ -220,7 +220,7 @@ TF24_RECORDERS = (
 
 @nox.session(python=python_38(), name="record-goldens", venv_backend="venv")
 def record_goldens(session: nox.Session) -> None:
-    """Re-records tests/goldens and examples/goldens from real TF 2.4.0 (CPU), and TF 2.3.0's names and loss-scale weights."""
+    """Re-records tests/goldens and examples/goldens from real TF 2.4.0 (CPU), and TF 2.3.0's names and weights."""
     session.install("pip<24")
     session.install("tensorflow-cpu==2.4.0", "protobuf==3.20.3")
     for recorder in TF24_RECORDERS:
