@@ -198,7 +198,8 @@ def python_38() -> str:
 
 
 # Every TF 2.4.0 recorder in tests/recorders, in the order record-goldens runs them (tests/test_docs.py checks that
-# none is missing); the names recorder runs after the example programs' own, then again on TF 2.3.0.
+# none is missing); the names recorder runs after the example programs' own, then it and the loss-scale weights
+# recorder again on TF 2.3.0.
 TF24_RECORDERS = (
     "tests/recorders/record_tf24.py",
     "tests/recorders/record_tf24_optimizer.py",
@@ -214,12 +215,13 @@ TF24_RECORDERS = (
     "tests/recorders/record_tf24_forwarding.py",
     "tests/recorders/record_tf24_serialization.py",
     "tests/recorders/record_tf24_graph.py",
+    "tests/recorders/record_tf24_loss_scale_weights.py",
 )
 
 
 @nox.session(python=python_38(), name="record-goldens", venv_backend="venv")
 def record_goldens(session: nox.Session) -> None:
-    """Re-records tests/goldens and examples/goldens from real TF 2.4.0 (CPU), and TF 2.3.0's names."""
+    """Re-records tests/goldens and examples/goldens from real TF 2.4.0 (CPU), and TF 2.3.0's names and weights."""
     session.install("pip<24")
     session.install("tensorflow-cpu==2.4.0", "protobuf==3.20.3")
     for recorder in TF24_RECORDERS:
@@ -231,3 +233,4 @@ def record_goldens(session: nox.Session) -> None:
     # TF <= 2.3's private modules, which legacy mode serves too, are TF 2.3.0's: its section of the names golden last.
     session.install("tensorflow-cpu==2.3.0", "protobuf==3.20.3")
     session.run("python", "tests/recorders/record_tf24_names.py", env=ENV)
+    session.run("python", "tests/recorders/record_tf24_loss_scale_weights.py", env=ENV)

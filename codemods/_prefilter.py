@@ -28,6 +28,25 @@ LOOP_METHODS = tuple(method.encode() for method in _mapping.LOOP_METHODS)
 """Custom-loop calls that Keras 3 rewrites, on any receiver."""
 PRIVATE_ROOT = _mapping.PRIVATE_KERAS_ROOT.encode()
 """TF's private Keras mixed-precision package, which TF 2.4's own modules spell with no TF 2.4 namespace word."""
+
+
+def _private_words() -> tuple[tuple[bytes, ...], ...]:
+    """For each private module of `_mapping.PRIVATE_NAMES` outside TF's private Keras package, the words every file
+    that needs a rewrite of it spells: its own last two (`mixed_precision`, `loss_scale_optimizer`: any import or
+    chain of it), or for a module the targets still have only the name it lacks (`get_loss_scale_weights`)."""
+    words: set[tuple[bytes, ...]] = set()
+    for name in _mapping.PRIVATE_NAMES:
+        module, _, last = name.rpartition(".")
+        if (module + ".").startswith(_mapping.PRIVATE_KERAS_ROOT + "."):
+            continue  # `PRIVATE_ROOT`
+        kept = module in _mapping.PRIVATE_MODULES_KEPT
+        words.add((last.encode(),) if kept else tuple(part.encode() for part in module.split(".")[-2:]))
+    return tuple(sorted(words))
+
+
+PRIVATE_WORDS = _private_words()
+"""The other private modules' words: standalone Keras 2's `keras.mixed_precision.loss_scale_optimizer`, TF 2.3's
+`get_loss_scale_weights`."""
 CONFIG_WORDS = (
     _mapping.CONFIG_METHOD.encode(),
     tuple(sorted({name.rpartition(".")[2].encode() for name in _mapping.LOSS_SCALE_OPTIMIZER_CLASSES})),
@@ -58,6 +77,8 @@ def may_match(data: bytes, target: str = "keras3") -> bool:
         return True
     if PRIVATE_ROOT in data:
         return True  # TF's private Keras package: mapped names are moved to lossscale_compat, the rest warned
+    if any(all(word in data for word in words) for words in PRIVATE_WORDS):
+        return True  # another private module of `_mapping.PRIVATE_NAMES`
     method, classes = CONFIG_WORDS
     if method in data and any(name in data for name in classes):
         return True
@@ -130,7 +151,7 @@ def _read_imports(
 ) -> tuple[dict[str, set[str]], list[tuple[ast.Name, ast.expr]], bool, bool] | None:
     """(What each imported local name stands for, the `name = a.b.c` assignments, whether a Keras 3 custom-loop
     call is made, whether `get_config` is read), or None when the module imports from TF 2.4's private Keras
-    package."""
+    package or imports another private module of `_mapping.PRIVATE_NAMES`."""
     loops = False  # Keras 3: a TF 2.4 custom-loop call, which needs a look unless it runs on our shim
     configs = False  # a `get_config` read, which a regression test may compare
     imported: dict[str, set[str]] = {}
@@ -145,14 +166,16 @@ def _read_imports(
                 assigns.append((node.targets[0], node.value))
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith(_mapping.PRIVATE_KERAS_ROOT):
+                if alias.name.startswith(_mapping.PRIVATE_KERAS_ROOT) or alias.name in _mapping.PRIVATE_MODULES:
                     return None
                 local = alias.asname or alias.name.split(".")[0]
                 imported.setdefault(local, set()).add(alias.name if alias.asname else local)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if node.module.startswith(_mapping.PRIVATE_KERAS_ROOT):
+            if node.module.startswith(_mapping.PRIVATE_KERAS_ROOT) or node.module in _mapping.PRIVATE_MODULES:
                 return None
             for alias in node.names:
+                if f"{node.module}.{alias.name}" in _mapping.PRIVATE_MODULES:
+                    return None
                 imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
         elif isinstance(node, ast.Attribute) and node.attr == _mapping.CONFIG_METHOD:
             configs = True

@@ -338,12 +338,16 @@ MESSAGES = {
         "they do, a line per difference when not."
     ),
     PRIVATE_IMPORT_NOTE: (
-        "This imports from TensorFlow's private Keras mixed-precision modules (`tensorflow.python.keras`), which are "
-        "gone (TF <= 2.3's experimental package) or hold TensorFlow's old internal Keras, whose classes today's Keras "
-        "does not accept, so it now imports lossscale_compat's names of the same behaviour under the same local names: "
+        "This imports from a private mixed-precision module: TensorFlow's private Keras ones "
+        "(`tensorflow.python.keras`), which are gone (TF <= 2.3's experimental package) or hold TensorFlow's old "
+        "internal Keras, whose classes today's Keras does not accept; standalone Keras 2's "
+        "`keras.mixed_precision.loss_scale_optimizer`, gone since Keras 2.13; or TF 2.3's "
+        "`get_loss_scale_weights` of `tensorflow.python.training.experimental.loss_scale`, gone since TF 2.4. So it "
+        "now imports lossscale_compat's names of the same behaviour under the same local names: "
         "`LossScaleOptimizerV1` is lossscale_compat's `LossScaleOptimizer`, TF 2.4's `LossScaleOptimizer` its "
-        "`KerasLossScaleOptimizer`, `PolicyV1` its `Policy`, and the loss scale's `get`/`serialize`/`deserialize` its "
-        "own. To move on, use the target's `keras.mixed_precision` names (see docs/codemod.md)."
+        "`KerasLossScaleOptimizer`, `PolicyV1` its `Policy`, and the loss scale's `get`/`serialize`/`deserialize` and "
+        "`get_loss_scale_weights` its own. To move on, use the target's `keras.mixed_precision` names (see "
+        "docs/codemod.md)."
     ),
     NAME_LEFT: (
         "The codemod left a name the target lacks: this line still names `{0}`, and {1} does not exist on {2} "

@@ -16,7 +16,15 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name loads on firs
     from lossscale_compat._deprecation import LossScaleDeprecationWarning
     from lossscale_compat._equivalence import assert_equivalent, config_differences
     from lossscale_compat._h5 import load_tf24_h5
-    from lossscale_compat._loss_scale import DynamicLossScale, FixedLossScale, LossScale, deserialize, get, serialize
+    from lossscale_compat._loss_scale import (
+        DynamicLossScale,
+        FixedLossScale,
+        LossScale,
+        deserialize,
+        get,
+        get_loss_scale_weights,
+        serialize,
+    )
     from lossscale_compat._monitor import LossScaleMonitor, loss_scale_metrics, write_loss_scale_summaries
     from lossscale_compat._optimizer import KerasLossScaleOptimizer, LossScaleOptimizer
     from lossscale_compat._runtime import (
@@ -49,6 +57,7 @@ _PUBLIC = {
     "disable_mixed_precision_graph_rewrite": "lossscale_compat._runtime",
     "enable_mixed_precision_graph_rewrite": "lossscale_compat._runtime",
     "get": "lossscale_compat._loss_scale",
+    "get_loss_scale_weights": "lossscale_compat._loss_scale",
     "install": "lossscale_compat.legacy",
     "keras_experimental": "lossscale_compat._runtime",
     "load_tf24_h5": "lossscale_compat._h5",
@@ -76,6 +85,7 @@ __all__ = (
     "disable_mixed_precision_graph_rewrite",
     "enable_mixed_precision_graph_rewrite",
     "get",
+    "get_loss_scale_weights",
     "install",
     "keras_experimental",
     "load_tf24_h5",

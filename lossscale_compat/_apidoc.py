@@ -15,6 +15,7 @@ DETAILS = {
     "LossScale": "loss_scale.md",
     "deserialize": "loss_scale.md",
     "get": "loss_scale.md",
+    "get_loss_scale_weights": "loss_scale.md",
     "serialize": "loss_scale.md",
     "KerasLossScaleOptimizer": "optimizer.md",
     "LossScaleOptimizer": "optimizer.md",

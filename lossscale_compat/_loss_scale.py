@@ -46,7 +46,19 @@ class LossScale(_flavour.Trackable, metaclass=abc.ABCMeta):
             aggregation=tf.VariableAggregation.NONE,
         )
         self._track_trackable(variable, name=name)
+        self.__dict__.setdefault("_weights", {})[name] = variable  # for `get_loss_scale_weights`, in creation order
         return variable
+
+
+def get_loss_scale_weights(loss_scale: LossScale) -> Any:
+    """TF 2.3's `get_loss_scale_weights` (gone in 2.4): the loss scale's state variables, in creation order."""
+    if not isinstance(loss_scale, LossScale):
+        raise AttributeError(  # TF 2.3 raised AttributeError (no `_weights`) too
+            f"get_loss_scale_weights() takes a loss scale (lossscale_compat.DynamicLossScale, FixedLossScale, or "
+            f"TensorFlow's own), but got {loss_scale!r} of type {type(loss_scale).__name__}. Instead, pass the "
+            "LossScale object itself, e.g. `lossscale_compat.DynamicLossScale()`."
+        )
+    return getattr(loss_scale, "_weights", {}).values()
 
 
 class FixedLossScale(LossScale):

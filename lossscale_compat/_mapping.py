@@ -201,20 +201,46 @@ PRIVATE_KERAS_PACKAGE = "tensorflow.python.keras.mixed_precision.experimental"
 # TF 2.4's own private Keras mixed-precision package (the experimental one above is TF <= 2.3's).
 PRIVATE_KERAS_ROOT = "tensorflow.python.keras.mixed_precision"
 
+# Standalone Keras 2's (2.5-2.12) mixed-precision package: its `loss_scale_optimizer` module held TF 2.4's two Keras
+# classes under their TF 2.4 names; Keras 2.13 moved it to `keras.src`, and Keras 3 has no such module.
+KERAS2_PRIVATE_ROOT = "keras.mixed_precision"
+
+# TF's private TF1 loss-scale module: today's TensorFlow still has it, but not TF 2.3's `get_loss_scale_weights`.
+TRAINING_LOSS_SCALE_MODULE = "tensorflow.python.training.experimental.loss_scale"
+
 PRIVATE_NAMES: dict[str, str] = {
     **{
         f"{package}.loss_scale.{name}": f"lossscale_compat.{name}"
         for package in (PRIVATE_KERAS_ROOT, PRIVATE_KERAS_PACKAGE)
         for name in ("get", "serialize", "deserialize")
     },
-    f"{PRIVATE_KERAS_ROOT}.loss_scale_optimizer.LossScaleOptimizerV1": "lossscale_compat.LossScaleOptimizer",
-    f"{PRIVATE_KERAS_ROOT}.loss_scale_optimizer.LossScaleOptimizer": "lossscale_compat.KerasLossScaleOptimizer",
+    **{
+        f"{root}.loss_scale_optimizer.{name}": f"lossscale_compat.{shim}"
+        for root in (PRIVATE_KERAS_ROOT, KERAS2_PRIVATE_ROOT)
+        for name, shim in (
+            ("LossScaleOptimizerV1", "LossScaleOptimizer"),
+            ("LossScaleOptimizer", "KerasLossScaleOptimizer"),
+        )
+    },
     f"{PRIVATE_KERAS_ROOT}.policy.PolicyV1": "lossscale_compat.Policy",
+    f"{TRAINING_LOSS_SCALE_MODULE}.get_loss_scale_weights": "lossscale_compat.get_loss_scale_weights",
 }
-"""Names imported from TF's private Keras mixed-precision modules (checked on TF 2.3.0 and 2.4.0) -> the
-`lossscale_compat` name with TF 2.4's behaviour: a from-import of only these is moved to `lossscale_compat` (the
-local names kept). The experimental package's `loss_scale_optimizer`, `policy` and `get_layer_policy` are rows of
-`RENAMES`; the rest of that package is warned (LSC110)."""
+"""Names imported from private mixed-precision modules (TF's, checked on TF 2.3.0 and 2.4.0, and standalone Keras 2's)
+-> the `lossscale_compat` name with TF 2.4's behaviour (TF 2.3's for `get_loss_scale_weights`, which TF 2.4 removed):
+a from-import of only these is moved to `lossscale_compat` (the local names kept). The experimental package's
+`loss_scale_optimizer`, `policy` and `get_layer_policy` are rows of `RENAMES`; the rest of that package is warned
+(LSC110)."""
+
+CLASS_CHECK_NAMES = {
+    "lossscale_compat.LossScaleOptimizer": "lossscale_compat.AnyLossScaleOptimizer",
+    "lossscale_compat.KerasLossScaleOptimizer": "lossscale_compat.AnyLossScaleOptimizer",
+}
+"""A `PRIVATE_NAMES` class read in `isinstance`/`issubclass` -> the name that answers for every loss-scale optimizer:
+TF 2.4's private class was also the public one, which the codemod moves to the target's Keras class."""
+
+PRIVATE_MODULES_KEPT = frozenset({TRAINING_LOSS_SCALE_MODULE})
+"""Private modules of `PRIVATE_NAMES` that the targets still have, with their other names working: imported as a
+module, its `PRIVATE_NAMES` reads move to lossscale_compat and the rest stay, with the import."""
 
 DEVICE_CHECK_MODULES = frozenset(
     f"{package}.device_compatibility_check" for package in (PRIVATE_KERAS_ROOT, PRIVATE_KERAS_PACKAGE)

@@ -68,12 +68,15 @@ def _plan_private_alias(
 
 def _move_module_uses(
     facts: Facts, target: str, plan: Plan, node: cst.CSTNode, alias: cst.ImportAlias, module: str, local: str
-) -> str:
-    """Rewrites each `<local>.X` to lossscale_compat's X and drops the import, if it provides every X read."""
+) -> str | None:
+    """Rewrites each `<local>.X` to lossscale_compat's X and drops the import, if it provides every X read; in a
+    module the target still has (`_mapping.PRIVATE_MODULES_KEPT`), moves the X it provides and keeps the rest."""
+    kept = module in _mapping.PRIVATE_MODULES_KEPT
     binding = facts.bindings.get(local)
     if binding is None or binding[1] is not node:
-        return w.UNSUPPORTED_USE  # bound more than once, or not at module level
+        return None if kept else w.UNSUPPORTED_USE  # bound more than once, or not at module level
     reads: list[tuple[cst.Attribute, str]] = []
+    others = False  # a read the target still has, of a kept module
     for assignment in facts.global_scope[local]:
         for reference in assignment.references:
             use = facts.parent(reference.node)
@@ -84,15 +87,37 @@ def _move_module_uses(
                 or new is None
                 or isinstance(facts.parent(use), (cst.AssignTarget, cst.AugAssign, cst.Del))
             ):
-                return w.UNSUPPORTED_USE
-            reads.append((use, new))
+                if not kept:
+                    return w.UNSUPPORTED_USE
+                others = True
+                continue
+            reads.append((use, _mapping.CLASS_CHECK_NAMES.get(new, new) if _class_checked(facts, use) else new))
+    if kept and not reads:
+        return None
     try:
         spelled = [(use, _import_plan.spell(facts, target, plan, new, use)) for use, new in reads]
     except Unsafe as unsafe:
         return unsafe.code
     plan.replace.update(spelled)
-    plan.import_actions[alias] = None
+    if not others:
+        plan.import_actions[alias] = None
     return w.PRIVATE_IMPORT_NOTE
+
+
+def _class_checked(facts: Facts, use: cst.CSTNode) -> bool:
+    """Whether `use` is a class `isinstance`/`issubclass` checks against (the second argument, or in its tuple)."""
+    holder = facts.parent(use)
+    if isinstance(holder, cst.Element):
+        elements = facts.parent(holder)
+        holder = facts.parent(elements) if elements is not None else None  # the tuple's Arg
+    call = facts.parent(holder) if isinstance(holder, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value in ("isinstance", "issubclass")
+        and len(call.args) == 2
+        and call.args[1] is holder
+    )
 
 
 def plan_device_checks(facts: Facts, plan: Plan) -> None:

@@ -93,12 +93,12 @@ def test_an_import_kept_inside_a_function_is_warned():
 def test_the_finding_names_the_name_and_the_stacks():
     result = _migrate(
         """\
-        from keras.mixed_precision import loss_scale_optimizer
+        from keras.mixed_precision import autocast_variable
         """
     )
     (finding,) = [f for f in result.findings if f.code == w.NAME_LEFT]
     assert finding.line == 1
-    assert "`keras.mixed_precision.loss_scale_optimizer`" in finding.message
+    assert "`keras.mixed_precision.autocast_variable`" in finding.message
     assert "tf221-keras3" in finding.message
     assert "lossscale-compat run" in finding.message
 
@@ -110,7 +110,8 @@ def test_the_finding_names_the_name_and_the_stacks():
         "import tensorflow.compat.v1 as tf\nx = tf.compat.v2.train.experimental.enable_mixed_precision_graph_rewrite\n",
         "import importlib\nm = importlib.import_module('tensorflow.python.keras.mixed_precision.experimental')\n",
         "import tensorflow as tf\nx = getattr(tf.keras.mixed_precision, 'experimental')\n",
-        "from tensorflow.python.training.experimental import loss_scale\nx = loss_scale.get_loss_scale_weights\n",
+        "from tensorflow.python.training.experimental import mixed_precision\n"
+        "x = mixed_precision.enable_mixed_precision_graph_rewrite\n",
     ],
     ids=["compat-v2", "compat-v1-compat-v2", "import_module", "getattr", "private-attribute"],
 )
@@ -134,7 +135,7 @@ def test_a_version_guard_is_not_warned():
 
 
 def test_a_suppression_comment_silences_the_verifier():
-    result = _migrate("from keras.mixed_precision import loss_scale_optimizer  # lossscale-compat: ignore\n")
+    result = _migrate("from keras.mixed_precision import autocast_variable  # lossscale-compat: ignore\n")
     assert w.NAME_LEFT not in _codes(result)
 
 

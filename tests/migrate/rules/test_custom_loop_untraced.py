@@ -454,7 +454,7 @@ def test_a_guard_that_is_more_than_a_flag_keeps_its_block_as_pass():
 
 @pytest.mark.parametrize(
     "module",
-    ["keras.src.mixed_precision", "keras.mixed_precision", "tf_keras.src.mixed_precision"],
+    ["keras.src.mixed_precision", "tf_keras.src.mixed_precision"],  # keras.mixed_precision: test_private_modules_kept
 )
 def test_a_loop_checked_for_keras_2s_own_class_is_left_warned(module):
     """Written for Keras 2's or tf_keras's class, which has no `scale_loss` and does not unscale in `apply_gradients`."""
