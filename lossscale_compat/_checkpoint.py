@@ -13,7 +13,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from lossscale_compat import _flavour, _slots
+from lossscale_compat import _flavour, _optimizer_checkpoint, _slots
 
 _VALUE = "/.ATTRIBUTES/VARIABLE_VALUE"
 
@@ -52,6 +52,8 @@ def restore_tf24_checkpoint(
                 values[key] = reader.get_tensor(key)
             except Exception as error:  # noqa: BLE001 - a truncated or damaged file raises several kinds
                 problem = f"{key!r} cannot be read ({type(error).__name__}: {_first_line(error)}): the file is damaged"
+        if problem is None and isinstance(target, _Hyperparameter):
+            problem = target.problem(values[key])
         if problem is not None:
             problems.append(problem)
     if problems:
@@ -65,6 +67,25 @@ def restore_tf24_checkpoint(
     for key, target in targets:
         target.assign(tf.cast(values[key], target.dtype))
     return [key for key, _ in targets]
+
+
+class _Hyperparameter:
+    """A TF 2.4 hyperparameter variable (`momentum`, `decay`, ...) that today's optimizer keeps as a float: restoring
+    it sets the float, as TF 2.4's restore overrode the constructor's value."""
+
+    shape = ()
+    dtype = tf.float32
+
+    def __init__(self, optimizer: Any, name: str) -> None:
+        self._optimizer, self._name = optimizer, name
+        self.name = f"{type(optimizer).__name__}.{name}"
+
+    def problem(self, value: Any) -> str | None:
+        found = _optimizer_checkpoint.tf24_hyperparameter_problem(self._optimizer, self._name, float(value))
+        return None if found is None else f"the checkpoint holds TF 2.4 hyperparameter {found}"
+
+    def assign(self, value: Any) -> None:
+        _optimizer_checkpoint.set_tf24_hyperparameter(self._optimizer, self._name, float(value))
 
 
 def _nothing_matched_error(path: str, keys: set, model_key: str, optimizer_key: str) -> ValueError:
@@ -136,6 +157,10 @@ def _optimizer_targets(
         for name, target in simple.items()
         if f"{optimizer_key}/{name}{_VALUE}" in keys
     ]
+    for key in sorted(keys):
+        name = key[len(optimizer_key) + 1 : -len(_VALUE)] if key.startswith(f"{optimizer_key}/") else ""
+        if key.endswith(_VALUE) and name not in simple and _optimizer_checkpoint.is_tf24_hyperparameter(name):
+            targets.append((key, _Hyperparameter(inner, name)))
     for prefix, variable in variables_by_prefix.items():
         slot_prefix = f"{prefix}/.OPTIMIZER_SLOT/{optimizer_key}/"
         for key in sorted(k for k in keys if k.startswith(slot_prefix)):

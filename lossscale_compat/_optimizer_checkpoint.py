@@ -50,17 +50,33 @@ class _TF24Hyperparameter(_flavour.Trackable):
 
     def _restore_from_tensors(self, restored_tensors: dict[str, Any]) -> Any:
         value = float(restored_tensors["VARIABLE_VALUE"].numpy())
-        current = _flavour.optimizer_hyperparameter(self._optimizer, self._name)
-        if current is None:
-            if value != _NEUTRAL.get(self._name):
-                raise ValueError(
-                    f"The checkpoint holds TF 2.4 hyperparameter {self._name}={value:g}, but the inner optimizer "
-                    f"{type(self._optimizer).__name__} has no {self._name!r} setting, so TF 2.4's training cannot "
-                    "be continued. Build the optimizer exactly as the code that saved the checkpoint did."
-                )
-        elif tf.constant(current, tf.float32).numpy() != tf.constant(value, tf.float32).numpy():
-            setattr(self._optimizer, self._name, value)
+        problem = tf24_hyperparameter_problem(self._optimizer, self._name, value)
+        if problem is not None:
+            raise ValueError(
+                f"The checkpoint holds TF 2.4 hyperparameter {problem}, so TF 2.4's training cannot be continued. "
+                "Build the optimizer exactly as the code that saved the checkpoint did."
+            )
+        set_tf24_hyperparameter(self._optimizer, self._name, value)
         return tf.no_op()
+
+
+def is_tf24_hyperparameter(name: str) -> bool:
+    """Whether TF 2.4 checkpointed `name` as a hyperparameter variable that today's optimizers keep as a float."""
+    return name in _TF24_HYPERPARAMETERS
+
+
+def tf24_hyperparameter_problem(optimizer: Any, name: str, value: float) -> str | None:
+    """Why a TF 2.4 checkpoint's `name`=`value` cannot be given to today's `optimizer`; None if it can."""
+    if _flavour.optimizer_hyperparameter(optimizer, name) is None and value != _NEUTRAL.get(name):
+        return f"{name}={value:g}, but the inner optimizer {type(optimizer).__name__} has no {name!r} setting"
+    return None
+
+
+def set_tf24_hyperparameter(optimizer: Any, name: str, value: float) -> None:
+    """Gives today's `optimizer` a TF 2.4 checkpoint's hyperparameter, which overrode the constructor's in TF 2.4."""
+    current = _flavour.optimizer_hyperparameter(optimizer, name)
+    if current is not None and tf.constant(current, tf.float32).numpy() != tf.constant(value, tf.float32).numpy():
+        setattr(optimizer, name, value)
 
 
 class CheckpointsRefused(_flavour.Trackable):
