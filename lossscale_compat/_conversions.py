@@ -146,9 +146,18 @@ _KERAS2_WAY_OUT = (
 
 
 def check_not_tf1_graph_mode(what: str) -> None:
-    """Refuses TF1 graph mode where this Keras's optimizers cannot run in it (Keras 3), naming the ways out."""
-    if _flavour.keras_has_tf1_graph_mode() or not _flavour.in_tf1_graph_mode():
+    """Refuses TF1 graph mode where the optimizer cannot run in it (Keras 3's optimizers, and Keras 2's newer ones,
+    which TF 2.4 code gets in legacy mode by default), naming the ways out."""
+    if not _flavour.in_tf1_graph_mode():
         return
+    if _flavour.keras_has_tf1_graph_mode():
+        raise RuntimeError(
+            f"{what} cannot run in TF1 graph mode (`tf.compat.v1.disable_eager_execution()` or a `tf.Graph`): Keras "
+            "2's `tf.keras.optimizers` run eagerly or inside `tf.function` only. TF 2.4's optimizers, which ran in "
+            "graph mode, are `tf.keras.optimizers.legacy` here: build the inner optimizer from there, or run the "
+            "program in legacy mode with `LOSSSCALE_COMPAT_TF24_OPTIMIZERS=1`, which gives them as "
+            "`tf.keras.optimizers`."
+        )
     raise RuntimeError(
         f"{what} cannot run in TF1 graph mode (`tf.compat.v1.disable_eager_execution()`): Keras 3's optimizers and "
         "models run eagerly or inside `tf.function` only. Run the program on Keras 2 "

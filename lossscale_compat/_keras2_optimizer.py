@@ -152,6 +152,8 @@ class KerasLossScaleOptimizer(
 
         Both arguments reach an inner optimizer's own `apply_gradients` as TF 2.4 passed them (see `_forwarding`).
         """
+        inner_name = type(self.inner_optimizer).__name__
+        _conversions.check_not_tf1_graph_mode(f"`{self._tf24_name}.apply_gradients` over `{inner_name}`")
         grads_and_vars = list(grads_and_vars)
         if self.dynamic and grads_and_vars and all(grad is None for grad, _ in grads_and_vars):
             # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients
