@@ -39,7 +39,7 @@ def case_params():
 @pytest.mark.parametrize("name", case_params())
 def test_graph_program_runs_as_on_tf24(name, tf24_optimizers):
     """The program's result in a TF1 graph equals TF 2.4.0's; on Keras 3, or it stops at a clear error."""
-    ours = conformance_programs.attempt(lambda: graph_programs.run(tf, name))
+    ours = conformance_programs.attempt(lambda: graph_programs.run_program(tf, name))
     if same(ours, GOLDENS[name]["result"]):
         return
     if not _flavour.keras_has_tf1_graph_mode():

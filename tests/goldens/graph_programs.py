@@ -7,40 +7,10 @@ Keras 2 stacks and compares. `PROGRAMS` maps a case to (TF 2.4 test file, TF 2.4
 Keep it Python 3.8 compatible and free of TensorFlow imports: callers pass `tf`.
 """
 
-import math
+from conformance_programs import _floats, _in_mode, _seen_upstream
 
 KERAS_LSO_TEST = "keras/mixed_precision/loss_scale_optimizer_test.py"
 KERAS_TEST = "keras/mixed_precision/keras_test.py"
-
-
-def _floats(value):
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_floats(v) for v in value]
-    return "nan" if isinstance(value, float) and math.isnan(value) else float(value)
-
-
-def in_graph(tf, program):
-    """Builds `program`'s ops in a new graph and runs them in a TF1 session, as TF 2.4's graph-mode tests did."""
-    with tf.Graph().as_default():
-        with tf.compat.v1.Session() as session:
-            return program(session)
-
-
-def _upstream_probe(tf):
-    """An identity whose gradient stores the gradient it receives (the loss scale) into a variable."""
-    seen = tf.Variable([0.0], trainable=False)
-
-    @tf.custom_gradient
-    def identity(x):
-        def grad(dy):
-            with tf.control_dependencies([seen.assign(dy)]):
-                return tf.identity(dy)
-
-        return tf.identity(x), grad
-
-    return identity, seen
 
 
 def _nan_gradient(tf, is_nan):
@@ -70,65 +40,65 @@ def _wrap(tf, form, inner, **scale):
 
 
 def fixed_minimize(tf, form):
-    def program(session):
+    def program(run):
         var = tf.Variable([5.0])
         opt = _wrap(tf, form, tf.keras.optimizers.SGD(2.0), dynamic=False, initial_scale=10.0)
-        identity, seen = _upstream_probe(tf)
+        identity, seen = _seen_upstream(tf)
         step = opt.minimize(lambda: identity(var), var_list=[var])
-        session.run(tf.compat.v1.global_variables_initializer())
-        session.run(step)
-        return {"var": _floats(session.run(var)), "upstream": _floats(session.run(seen)),
-                "scale": _floats(session.run(opt.loss_scale))}
+        run.init()
+        run(step)
+        return {"var": _floats(run(var)), "upstream": _floats(run(seen)),
+                "scale": _floats(run(opt.loss_scale))}
     return program
 
 
 def dynamic_steps(tf, form):
-    def program(session):
+    def program(run):
         var = tf.Variable([5.0])
         is_nan = tf.compat.v1.placeholder(tf.bool, shape=())
         nan = _nan_gradient(tf, is_nan)
         opt = _wrap(tf, form, tf.keras.optimizers.SGD(1.0), initial_scale=4.0, dynamic_growth_steps=2)
-        identity, seen = _upstream_probe(tf)
+        identity, seen = _seen_upstream(tf)
         step = opt.minimize(lambda: nan(identity(var)), var_list=[var])
-        session.run(tf.compat.v1.global_variables_initializer())
+        run.init()
         seen_steps = []
         for step_is_nan in (False, False, True, False):
-            session.run(step, {is_nan: step_is_nan})
-            seen_steps.append({"var": _floats(session.run(var)), "scale": _floats(session.run(opt.loss_scale)),
-                               "iterations": int(session.run(opt.iterations))})
+            run.session.run(step, {is_nan: step_is_nan})
+            seen_steps.append({"var": _floats(run(var)), "scale": _floats(run(opt.loss_scale)),
+                               "iterations": int(run(opt.iterations))})
         return seen_steps
     return program
 
 
 def scaled_loss_and_unscaled_gradients(tf, form):
-    def program(session):
+    def program(run):
         opt = _wrap(tf, form, tf.keras.optimizers.SGD(1.0), dynamic=False, initial_scale=2.0)
         scaled = opt.get_scaled_loss(lambda: tf.constant(5.0))
         unscaled = opt.get_unscaled_gradients([tf.constant([4.0]), None])
-        session.run(tf.compat.v1.global_variables_initializer())
-        return {"scaled": _floats(session.run(scaled())), "unscaled": _floats(session.run(unscaled[0])),
+        run.init()
+        return {"scaled": _floats(run(scaled())), "unscaled": _floats(run(unscaled[0])),
                 "none_stays_none": unscaled[1] is None}
     return program
 
 
 def hyperparameters(tf, form):
-    def program(session):
+    def program(run):
         opt = _wrap(tf, form, tf.keras.optimizers.SGD(1.0, momentum=0.5), initial_scale=2.0)
         var = tf.Variable([1.0])
         step = opt.minimize(lambda: var * 2.0, var_list=[var])
-        session.run(tf.compat.v1.global_variables_initializer())
-        before = {"learning_rate": _floats(session.run(opt.learning_rate)), "momentum": _floats(session.run(opt.momentum))}
+        run.init()
+        before = {"learning_rate": _floats(run(opt.learning_rate)), "momentum": _floats(run(opt.momentum))}
         opt.learning_rate = 0.5
-        session.run(step)
-        return {"before": before, "after": _floats(session.run(opt.learning_rate)),
-                "var": _floats(session.run(var)), "slot_names": sorted(opt.get_slot_names())}
+        run(step)
+        return {"before": before, "after": _floats(run(opt.learning_rate)),
+                "var": _floats(run(var)), "slot_names": sorted(opt.get_slot_names())}
     return program
 
 
 def fit_dynamic(tf, form):
     import numpy as np
 
-    def program(session):
+    def program(run):
         var_init = np.ones((1, 1), dtype="float32")
         model = tf.keras.Sequential([tf.keras.layers.Dense(
             1, use_bias=False, kernel_initializer=tf.keras.initializers.Constant(var_init), input_shape=(1,))])
@@ -136,7 +106,7 @@ def fit_dynamic(tf, form):
         model.compile(opt, loss="mse")
         history = model.fit(np.full((4, 1), 2.0), np.zeros((4, 1)), batch_size=2, epochs=2, verbose=0)
         return {"loss": _floats(history.history["loss"]), "kernel": _floats(model.get_weights()[0]),
-                "scale": _floats(session.run(opt.loss_scale)), "iterations": int(session.run(opt.iterations))}
+                "scale": _floats(run(opt.loss_scale)), "iterations": int(run(opt.iterations))}
     return program
 
 
@@ -151,7 +121,7 @@ for _form in ("experimental", "stable"):
     PROGRAMS["graph_fit_dynamic_" + _form] = (KERAS_TEST, "test_dynamic_loss_scaling", fit_dynamic)
 
 
-def run(tf, name):
-    """Runs the program `name` for its form, in a TF1 graph."""
+def run_program(tf, name):
+    """Runs the program `name` for its form, built in a new `tf.Graph` and run in a TF1 session."""
     _, _, build = PROGRAMS[name]
-    return in_graph(tf, build(tf, name.rsplit("_", 1)[1]))
+    return _in_mode(tf, "graph", build(tf, name.rsplit("_", 1)[1]))

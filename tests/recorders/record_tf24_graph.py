@@ -17,7 +17,7 @@ import graph_programs  # noqa: E402
 def main():
     cases = {}
     for name, (tf24_file, tf24_test, _) in sorted(graph_programs.PROGRAMS.items()):
-        result = conformance_programs.attempt(lambda name=name: graph_programs.run(tf, name))
+        result = conformance_programs.attempt(lambda name=name: graph_programs.run_program(tf, name))
         cases[name] = {"tf24_file": tf24_file, "tf24_test": tf24_test, "result": result}
         print(name, str(result)[:160])
     tf24_recording.write_goldens("graph.json", "record_tf24_graph.py", {"cases": cases})
