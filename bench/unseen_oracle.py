@@ -34,7 +34,7 @@ ROOTS = ("tensorflow", "keras", "tf_keras", "lossscale_compat")
 IN_SCOPE = ("mixed_precision", "loss_scale", "LossScale", "lossscale_compat")
 """A name with one of these in it is the codemod's to handle; other dead names (TF 2.16's estimator, Keras 3's
 missing backend functions) are counted apart as outside loss scaling."""
-NOX = Path("/work/main/.nox")
+NOX = Path(__file__).resolve().parent.parent / ".nox"  # the repository's nox venvs
 PYTHONS = {
     "keras3": NOX / "tests-stack-tf221-keras3" / "bin" / "python",
     "tf_keras": NOX / "tests-stack-tf221-tfkeras" / "bin" / "python",
