@@ -41,7 +41,7 @@ def decide(site: Site) -> SiteEdit:
         if isinstance(parent, cst.Assign) and parent.value is site.node:
             # `wrapper_class = LossScaleOptimizer`, called with TF 2.4's arguments
             return NewName(row.shim, w.CLASS_SHIM_NOTE)
-        if _class_checked(site.facts, site.node):
+        if class_checked(site.facts, site.node):
             return NewName(row.fallback, w.CLASS_CHECK_FALLBACK_NOTE)  # `isinstance(x, <the class>)`
         if _compared_or_subclassed(site.facts, site.node):
             raise Unsafe(w.UNSUPPORTED_USE)  # `type(x) is <the class>`, `class C(<the class>)`: a person's choice
@@ -170,7 +170,7 @@ def _is_inline_keras3_optimizer(facts: Facts, node: Expr) -> bool:
     return all(not arg.star and (arg.keyword is None or arg.keyword.value != "loss_scale_factor") for arg in node.args)
 
 
-def _class_checked(facts: Facts, site: Expr) -> bool:
+def class_checked(facts: Facts, site: Expr) -> bool:
     """Whether `site` is the class (alone, or in a tuple) that the built-in `isinstance`/`issubclass` checks."""
     parent = facts.parent(site)
     if isinstance(parent, cst.Element) and isinstance(tuple_ := facts.parent(parent), cst.Tuple):
@@ -192,7 +192,7 @@ def _class_checked(facts: Facts, site: Expr) -> bool:
 
 def _compared_or_subclassed(facts: Facts, site: Expr) -> bool:
     """Whether `site` is compared (`is`, `==`, `in`, ...), a base class, or passed to a call named like a class
-    check that `_class_checked` did not take (`isinstance(o, classinfo=...)`, a rebound `isinstance`)."""
+    check that `class_checked` did not take (`isinstance(o, classinfo=...)`, a rebound `isinstance`)."""
     node: cst.CSTNode = site
     parent = facts.parent(node)
     while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Set)):

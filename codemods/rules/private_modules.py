@@ -11,6 +11,7 @@ from .. import _warnings as w
 from .._edits import Plan
 from .._facts import Facts
 from .._values import Unsafe, full_name
+from .optimizer import class_checked
 
 
 def _private(module: str) -> bool:
@@ -91,7 +92,7 @@ def _move_module_uses(
                     return w.UNSUPPORTED_USE
                 others = True
                 continue
-            reads.append((use, _mapping.CLASS_CHECK_NAMES.get(new, new) if _class_checked(facts, use) else new))
+            reads.append((use, _mapping.CLASS_CHECK_NAMES.get(new, new) if class_checked(facts, use) else new))
     if kept and not reads:
         return None
     try:
@@ -102,22 +103,6 @@ def _move_module_uses(
     if not others:
         plan.import_actions[alias] = None
     return w.PRIVATE_IMPORT_NOTE
-
-
-def _class_checked(facts: Facts, use: cst.CSTNode) -> bool:
-    """Whether `use` is a class `isinstance`/`issubclass` checks against (the second argument, or in its tuple)."""
-    holder = facts.parent(use)
-    if isinstance(holder, cst.Element):
-        elements = facts.parent(holder)
-        holder = facts.parent(elements) if elements is not None else None  # the tuple's Arg
-    call = facts.parent(holder) if isinstance(holder, cst.Arg) else None
-    return (
-        isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Name)
-        and call.func.value in ("isinstance", "issubclass")
-        and len(call.args) == 2
-        and call.args[1] is holder
-    )
 
 
 def plan_device_checks(facts: Facts, plan: Plan) -> None:
