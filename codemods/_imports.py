@@ -1,4 +1,5 @@
-"""Adds the imports a migration needs at the top of a module, as libcst's AddImportsVisitor would, in place."""
+"""Adds the imports a migration needs to a module: at its top, as libcst's AddImportsVisitor would, in place; or,
+when the module imports TensorFlow only inside a guard or a function, beside that import."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Optional, Union
 
 import libcst as cst
+import libcst.helpers
 from libcst.helpers import get_absolute_module_from_package_for_import
 
 # (module, object or None, local alias or None): `import module` or `from module import object [as alias]`.
@@ -63,6 +65,131 @@ def _with_empty_line(statements: list[_Statement]) -> list[_Statement]:
 
 
 def add_imports(module: cst.Module, needed: Sequence[Needed], package: str | None) -> cst.Module:
+    """Returns `module` with each needed import it lacks where it imports TensorFlow.
+
+    That is the module's top, unless every TensorFlow (or Keras) import of the module sits in a block (a `try`
+    that falls back without TensorFlow, a function that imports it when called): then the new imports go right
+    after the first of those, in its block, so the module still imports without TensorFlow. A function's block
+    is taken only if the names the new imports bind are used nowhere outside it.
+    """
+    beside = _guarded_framework_import(module, needed)
+    if beside is not None and not any(mod == "__future__" for mod, _, _ in needed):
+        return module.visit(_InsertAfter(*beside, needed))
+    return _add_at_top(module, needed, package)
+
+
+_FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
+
+
+def _imports_framework(statement: cst.CSTNode) -> bool:
+    """Whether `statement` is a line importing TensorFlow, Keras or tf_keras (or a module of theirs)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            if any(alias.evaluated_name.split(".")[0] in _FRAMEWORKS for alias in small.names):
+                return True
+        elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+            if cst.helpers.get_full_name_for_node_or_raise(small.module).split(".")[0] in _FRAMEWORKS:
+                return True
+    return False
+
+
+class _FirstFrameworkImport(cst.CSTVisitor):
+    """Finds the first line importing TensorFlow, with its indented block and innermost function or class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: tuple[cst.SimpleStatementLine, cst.IndentedBlock | None, cst.CSTNode | None] | None = None
+        self._blocks: list[cst.IndentedBlock] = []
+        self._scopes: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found is not None or isinstance(node, cst.BaseExpression):
+            return False
+        if isinstance(node, cst.SimpleStatementLine) and _imports_framework(node):
+            block = self._blocks[-1] if self._blocks else None
+            self.found = (node, block, self._scopes[-1] if self._scopes else None)
+            return False
+        if isinstance(node, cst.IndentedBlock):
+            self._blocks.append(node)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self._scopes.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if self._blocks and original_node is self._blocks[-1]:
+            self._blocks.pop()
+        elif self._scopes and original_node is self._scopes[-1]:
+            self._scopes.pop()
+
+
+def _bound_names(needed: Sequence[Needed]) -> set[str]:
+    """The names the needed imports bind."""
+    return {alias or (obj if obj is not None else mod.split(".")[0]) for mod, obj, alias in needed}
+
+
+def _used_outside(module: cst.Module, scope: cst.CSTNode, names: set[str]) -> bool:
+    """Whether a name in `names` appears in `module` outside `scope`."""
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and node.value in names:
+            return True
+        stack.extend(child for child in node.children if child is not scope)
+    return False
+
+
+def _guarded_framework_import(
+    module: cst.Module, needed: Sequence[Needed]
+) -> tuple[cst.IndentedBlock, cst.SimpleStatementLine] | None:
+    """The block and line of the module's first TensorFlow import, when no TensorFlow import is at its top level
+    and the new imports may go beside it; else None."""
+    if any(_imports_framework(statement) for statement in module.body):
+        return None
+    finder = _FirstFrameworkImport()
+    module.visit(finder)
+    if finder.found is None:
+        return None
+    line, block, scope = finder.found
+    if block is None:
+        return None
+    if isinstance(scope, cst.ClassDef):
+        return None  # a class body's names are not seen by its methods
+    if scope is not None and _used_outside(module, scope, _bound_names(needed)):
+        return None
+    return block, line
+
+
+class _InsertAfter(cst.CSTTransformer):
+    """Puts the needed imports right after `line` in `block`."""
+
+    def __init__(self, block: cst.IndentedBlock, line: cst.SimpleStatementLine, needed: Sequence[Needed]) -> None:
+        super().__init__()
+        self.block, self.line, self.needed = block, line, needed
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        if original_node is not self.block:
+            return updated_node
+        lines = _import_lines(self.needed)  # a name the block binds already is a clash, which the plan refuses
+        after = next(index for index, statement in enumerate(original_node.body) if statement is self.line) + 1
+        body = [*updated_node.body[:after], *(cst.parse_statement(line) for line in lines), *updated_node.body[after:]]
+        return updated_node.with_changes(body=body)
+
+
+def _import_lines(needed: Sequence[Needed]) -> list[str]:
+    """The needed imports as source lines: plain imports, then from-imports, each sorted."""
+    plain = sorted({f"import {mod}" for mod, obj, alias in needed if obj is None and alias is None})
+    by_module: dict[str, set[str]] = {}
+    for mod, obj, alias in needed:
+        if obj is not None:
+            by_module.setdefault(mod, set()).add(obj if alias is None else f"{obj} as {alias}")
+    return plain + [f"from {mod} import {', '.join(sorted(names))}" for mod, names in sorted(by_module.items())]
+
+
+def _add_at_top(module: cst.Module, needed: Sequence[Needed], package: str | None) -> cst.Module:
     """Returns `module` with each needed import that its opening imports lack.
 
     A `from m import x` joins the first opening `from m import ...` line when there is one; the

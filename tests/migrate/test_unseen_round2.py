@@ -2,9 +2,10 @@
 
 The round's files (tests/migrate/unseen/, README rows marked round 2) left no name the target lacks, by the oracle
 that imports each name on the real stacks; `test_verifier.py` covers them. One problem is outside the verifier's
-reach: a file that guards every TensorFlow import so it still runs without TensorFlow gets a new import outside
-that guard. The same happens to a file that imports TensorFlow only inside a function (`LAZY`, our generalization of
-the public file's shape): the codemod's import goes to the module's top, so importing the module needs TensorFlow.
+reach: a file that guards every TensorFlow import so it still runs without TensorFlow got a new import outside
+that guard. The same happened to a file that imports TensorFlow only inside a function (`LAZY`, our generalization of
+the public file's shape): the codemod's import went to the module's top, so importing the module needed TensorFlow.
+Both failed before the codemod put its imports beside the file's own (`codemods/_imports.py`).
 """
 
 from __future__ import annotations
@@ -48,13 +49,6 @@ def test_the_guarded_file_runs_without_tensorflow_before_migration(monkeypatch):
     assert namespace["MODEL"] is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ImportError,
-    reason="codemod adds its import (`import keras` for keras3, `import tensorflow` for tf_keras) at module level, "
-    "outside the `try` that guards the file's TensorFlow imports, with no warning: the migrated file no longer "
-    "runs without TensorFlow (round 2 of issue 30's unseen-code check; not fixed here)",
-)
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_guarded_file_still_runs_without_tensorflow_after_migration(monkeypatch, target):
     result = migrate_source(GUARDED.read_bytes(), target, str(GUARDED))
@@ -68,13 +62,6 @@ def test_the_lazy_module_imports_without_tensorflow_before_migration(monkeypatch
     assert callable(_run_without_tensorflow(LAZY, monkeypatch)["enable_mixed_precision"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ImportError,
-    reason="codemod puts its import (`import keras` for keras3, `import tensorflow` for tf_keras) at the module's "
-    "top although the file imports TensorFlow only inside the function, with no warning: importing the module now "
-    "needs TensorFlow (round 2 of issue 30's unseen-code check; not fixed here)",
-)
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_module_importing_tensorflow_lazily_still_imports_without_it_after_migration(monkeypatch, target):
     result = migrate_source(LAZY, target)
