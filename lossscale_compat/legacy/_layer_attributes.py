@@ -99,7 +99,11 @@ def _descriptors(policy_is_plain_attribute: bool) -> list[_Refused]:
     ]
     if policy_is_plain_attribute:  # Keras 3.0-3.2 keep `dtype_policy` itself; later ones have their own _dtype_policy
         descriptors.append(
-            _GivenBack("_dtype_policy", "Read `layer.dtype_policy` (its value). " + SET_POLICY, lambda layer: layer.dtype_policy)
+            _GivenBack(
+                "_dtype_policy",
+                "Read `layer.dtype_policy` (its value). " + SET_POLICY,
+                lambda layer: layer.dtype_policy,
+            )
         )
     return descriptors
 
