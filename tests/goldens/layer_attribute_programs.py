@@ -97,6 +97,32 @@ def identity_layer(tf, autocast_off_by_attribute):
     return Identity()
 
 
+def variable_dtypes_with_autocast_false(tf):
+    """The dtype a layer made with `autocast=False` under a global `mixed_float16` reads its variable in: called
+    inside a `Sequential` model, then alone."""
+    seen = []
+
+    class ReadsItsVariable(tf.keras.layers.Layer):
+        def __init__(self):
+            super(ReadsItsVariable, self).__init__(autocast=False)
+
+        def build(self, input_shape):
+            self.w = self.add_weight(name="w", shape=(), initializer="ones")
+
+        def call(self, inputs):
+            seen.append(tf.identity(self.w).dtype.name)
+            return inputs
+
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        tf.keras.Sequential([tf.keras.Input((2,)), ReadsItsVariable()])(tf.ones((1, 2)))
+        del seen[:-1]  # TF 2.4 called the layer once more while building the model
+        ReadsItsVariable()(tf.ones((1, 2)))
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    return {"in_model": seen[0], "alone": seen[1]}
+
+
 def output_dtype(tf, layer):
     """The dtype `layer` gives a float32 input."""
     return layer(tf.ones((1, 3))).dtype.name
@@ -150,6 +176,7 @@ def run_all(tf):
         "autocast_attribute": {
             "set_false": output_dtype(tf, identity_layer(tf, True)),
             "not_set": output_dtype(tf, identity_layer(tf, False)),
+            "variable_dtypes_with_autocast_false": variable_dtypes_with_autocast_false(tf),
         },
         "write": {name: write(tf, program) for name, program in sorted(WRITES.items())},
     }

@@ -84,8 +84,18 @@ def test_setting_autocast_in_a_tf24_layer_fails_at_its_own_line(legacy_mode):
 @keras3
 def test_without_legacy_mode_keras3_ignores_the_autocast_flag_unlike_tf24():
     """Why the write is refused: Keras 3 silently casts the input TF 2.4 left as it was."""
-    assert GOLDEN["autocast_attribute"] == {"set_false": "float32", "not_set": "float16"}
+    recorded = GOLDEN["autocast_attribute"]
+    assert (recorded["set_false"], recorded["not_set"]) == ("float32", "float16")
     assert programs.output_dtype(tf, programs.identity_layer(tf, autocast_off_by_attribute=True)) == "float16"
+
+
+@keras3
+def test_keras3s_autocast_false_reads_variables_unlike_tf24_inside_a_mixed_model():
+    """Why `autocast=False`, the way out, is named with its difference: inside a model TF 2.4 cast the variable."""
+    recorded = GOLDEN["autocast_attribute"]["variable_dtypes_with_autocast_false"]
+    got = programs.variable_dtypes_with_autocast_false(tf)
+    assert got["alone"] == recorded["alone"]
+    assert (got["in_model"], recorded["in_model"]) == ("float32", "float16")
 
 
 @keras3
@@ -193,7 +203,9 @@ def test_on_keras2_every_name_reads_what_tf24_read(legacy_mode, case):
 
 @keras2
 def test_on_keras2_writes_do_what_tf24s_did(legacy_mode):
-    assert programs.output_dtype(tf, programs.identity_layer(tf, True)) == GOLDEN["autocast_attribute"]["set_false"]
+    recorded = GOLDEN["autocast_attribute"]
+    assert programs.output_dtype(tf, programs.identity_layer(tf, True)) == recorded["set_false"]
+    assert programs.variable_dtypes_with_autocast_false(tf) == recorded["variable_dtypes_with_autocast_false"]
     assert programs.write(tf, programs.set_dtype_policy) == GOLDEN["write"]["_set_dtype_policy"]
     assert programs.write(tf, programs.assign_compute_dtype)["error"][0] == "AttributeError"
 
