@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from lossscale_compat import _mapping
+
 KERAS2 = "Or run the program on Keras 2: `pip install tf_keras` and set TF_USE_LEGACY_KERAS=1."
 SET_POLICY = (
     "Keras 3 sets a layer's policy with `layer.dtype_policy = tf.keras.mixed_precision.Policy(name)`, or with "
@@ -22,11 +24,16 @@ class TF24LayerAttributeError(AttributeError):
     """A TF 2.4 layer attribute that Keras 3 has no equivalent of; the message names what to use instead."""
 
 
-def _error(layer: Any, name: str, advice: str) -> TF24LayerAttributeError:
-    error = TF24LayerAttributeError(
-        f"{type(layer).__name__!r} object has no attribute {name!r}: it is TF 2.4's, and Keras 3 layers do not have "
-        f"it. {advice} {KERAS2}"
-    )
+def _error(layer: Any, name: str, advice: str, setting: bool) -> TF24LayerAttributeError:
+    if setting:
+        problem = (
+            f"{name!r} of a {type(layer).__name__!r} object cannot be set: it is TF 2.4's, and Keras 3 ignores it."
+        )
+    else:
+        problem = (
+            f"{type(layer).__name__!r} object has no attribute {name!r}: it is TF 2.4's, and Keras 3 layers lack it."
+        )
+    error = TF24LayerAttributeError(f"{problem} {advice} {KERAS2}")
     error.name, error.obj = name, layer  # as Python sets them on its own AttributeError (3.10+)
     return error
 
@@ -41,22 +48,22 @@ class _Refused:
     def __get__(self, layer: Any, owner: Any = None) -> Any:
         if layer is None:
             return self
-        raise _error(layer, self.name, self.advice)
+        raise _error(layer, self.name, self.advice, setting=False)
 
 
 class _RefusedAlsoOnWrite(_Refused):
-    """A TF 2.4 name that Keras 3 would silently ignore when set: setting it raises the same error."""
+    """A TF 2.4 name that Keras 3 would silently ignore when set: setting it raises the error too."""
 
     def __set__(self, layer: Any, value: Any) -> None:
-        raise _error(layer, self.name, self.advice)
+        raise _error(layer, self.name, self.advice, setting=True)
 
 
 class _GivenBack(_RefusedAlsoOnWrite):
     """A TF 2.4 name whose value Keras 3 holds under its public name: reading it gives that value back; setting it
-    raises the error, as TF 2.4's was read-only or Keras 3 would ignore the write."""
+    raises the error, as TF 2.4's `_compute_dtype` was read-only and Keras 3 would ignore the others."""
 
-    def __init__(self, name: str, advice: str, read: Callable[[Any], Any]):
-        super().__init__(name, advice)
+    def __init__(self, name: str, read: Callable[[Any], Any]):
+        super().__init__(name, f"Its value is `{_mapping.LAYER_ATTRIBUTES[name]}`. {SET_POLICY}")
         self.read = read
 
     def __get__(self, layer: Any, owner: Any = None) -> Any:
@@ -71,17 +78,8 @@ def _compute_dtype_object(layer: Any) -> Any:
 
 def _descriptors(policy_is_plain_attribute: bool) -> list[_Refused]:
     descriptors = [
-        _GivenBack(
-            "_compute_dtype",
-            "Read `layer.compute_dtype` (its value); the compute dtype follows the policy. " + SET_POLICY,
-            lambda layer: layer.compute_dtype,
-        ),
-        _GivenBack(
-            "_compute_dtype_object",
-            "Read `tf.as_dtype(layer.compute_dtype)` (its value); Keras 3 casts inputs to the policy's compute dtype, "
-            "not to this attribute. " + SET_POLICY,
-            _compute_dtype_object,
-        ),
+        _GivenBack("_compute_dtype", lambda layer: layer.compute_dtype),
+        _GivenBack("_compute_dtype_object", _compute_dtype_object),
         _RefusedAlsoOnWrite(
             "_autocast",
             "Keras 3 has `layer.autocast`, set by `autocast=False` in the layer's constructor "
@@ -90,7 +88,7 @@ def _descriptors(policy_is_plain_attribute: bool) -> list[_Refused]:
             "dtype, and Keras 3's models have `autocast=True` where TF 2.4's had `_autocast=False`.",
         ),
         _Refused("_set_dtype_policy", SET_POLICY),
-        _Refused("_dtype", "Read `layer.variable_dtype`, of which TF 2.4's `_dtype` was an alias. " + SET_POLICY),
+        _Refused("_dtype", f"Read `{_mapping.LAYER_ATTRIBUTES['_dtype']}`, of which it was an alias. {SET_POLICY}"),
         _Refused(
             "_maybe_cast_inputs",
             "Keras 3 casts a layer's inputs in `__call__` (see `layer.autocast`); cast by hand with "
@@ -98,13 +96,7 @@ def _descriptors(policy_is_plain_attribute: bool) -> list[_Refused]:
         ),
     ]
     if policy_is_plain_attribute:  # Keras 3.0-3.2 keep `dtype_policy` itself; later ones have their own _dtype_policy
-        descriptors.append(
-            _GivenBack(
-                "_dtype_policy",
-                "Read `layer.dtype_policy` (its value). " + SET_POLICY,
-                lambda layer: layer.dtype_policy,
-            )
-        )
+        descriptors.append(_GivenBack("_dtype_policy", lambda layer: layer.dtype_policy))
     return descriptors
 
 

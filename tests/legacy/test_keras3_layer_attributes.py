@@ -14,6 +14,7 @@ from tf24_goldens import GOLDEN_DIR
 import layer_attribute_programs as programs
 import lossscale_compat
 from lossscale_compat import _flavour
+from lossscale_compat._mapping import LAYER_ATTRIBUTES
 from lossscale_compat.legacy._layer_attributes import TF24LayerAttributeError
 
 GOLDEN = json.loads((GOLDEN_DIR / "tf24_layer_attributes.json").read_text())
@@ -25,7 +26,7 @@ GIVEN_BACK = ("_compute_dtype", "_compute_dtype_object", "_dtype_policy")
 REFUSED = {
     "_autocast": "autocast=False",
     "_set_dtype_policy": "layer.dtype_policy = tf.keras.mixed_precision.Policy(name)",
-    "_dtype": "layer.variable_dtype",
+    "_dtype": LAYER_ATTRIBUTES["_dtype"],
     "_maybe_cast_inputs": "tf.cast(x, layer.compute_dtype)",
 }
 NAMES = ("_compute_dtype", "_compute_dtype_object", "_autocast", "_set_dtype_policy", "_dtype", "_maybe_cast_inputs",
@@ -35,6 +36,21 @@ NAMES = ("_compute_dtype", "_compute_dtype_object", "_autocast", "_set_dtype_pol
 def frames_outside_this_package(error):
     """The traceback's frames in installed packages (Keras's, TensorFlow's): none when we raise first."""
     return [frame.filename for frame in traceback.extract_tb(error.__traceback__) if "site-packages" in frame.filename]
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN["read"]))
+def test_tf24s_recorded_values_prove_the_mapping(case):
+    """Each name of `_mapping.LAYER_ATTRIBUTES` held, on TF 2.4.0, the value of the public spelling it maps to."""
+    recorded = GOLDEN["read"][case]
+    public = {
+        "layer.compute_dtype": recorded["public"]["compute_dtype"],
+        "tf.as_dtype(layer.compute_dtype)": recorded["public"]["compute_dtype"],
+        "layer.variable_dtype": recorded["public"]["variable_dtype"],
+        "layer.dtype_policy": {"is_dtype_policy": True, "name": recorded["public"]["dtype_policy"]},
+    }
+    assert {name: recorded[name]["value"] for name in LAYER_ATTRIBUTES} == {
+        name: public[spelling] for name, spelling in LAYER_ATTRIBUTES.items()
+    }
 
 
 @keras3
@@ -75,7 +91,7 @@ def test_autocast_is_refused_because_keras3s_flag_differs_from_tf24s(legacy_mode
 
 @keras3
 def test_setting_autocast_in_a_tf24_layer_fails_at_its_own_line(legacy_mode):
-    with pytest.raises(TF24LayerAttributeError, match="'Identity' object has no attribute '_autocast'") as raised:
+    with pytest.raises(TF24LayerAttributeError, match="'_autocast' of a 'Identity' object cannot be set") as raised:
         programs.identity_layer(tf, autocast_off_by_attribute=True)
     first = traceback.extract_tb(raised.value.__traceback__)
     assert [frame.line for frame in first if frame.filename == programs.__file__][-1] == "self._autocast = False"
@@ -104,8 +120,12 @@ def test_writes_without_equivalent_raise(legacy_mode, name):
     """TF 2.4 refused `_compute_dtype` too (recorded); Keras 3 would ignore the others."""
     if name == "_compute_dtype":
         assert GOLDEN["write"][name]["error"][0] == "AttributeError"
-    with pytest.raises(TF24LayerAttributeError, match=f"'Dense' object has no attribute '{name}'"):
+    expected = "cannot be set" if name != "_set_dtype_policy" else "has no attribute"  # a method: read, then called
+    with pytest.raises(TF24LayerAttributeError, match=f"'Dense' object {expected}") as raised:
         programs.WRITES[name](tf, tf.keras.layers.Dense(2))
+    assert "layer.dtype_policy = tf.keras.mixed_precision.Policy(name)" in str(raised.value)
+    if name in LAYER_ATTRIBUTES:
+        assert f"Its value is `{LAYER_ATTRIBUTES[name]}`" in str(raised.value)
 
 
 @keras3
@@ -189,7 +209,7 @@ def test_tf24_program_run_in_legacy_mode_fails_at_its_own_line(tmp_path):
     assert done.returncode == 1
     assert "output float16" in done.stdout
     assert f'{program}", line 13' in done.stderr
-    assert "TF24LayerAttributeError: 'Passthrough' object has no attribute '_autocast'" in done.stderr
+    assert "TF24LayerAttributeError: '_autocast' of a 'Passthrough' object cannot be set" in done.stderr
     assert "autocast=False" in done.stderr
 
 
