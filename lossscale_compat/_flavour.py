@@ -99,6 +99,13 @@ def keras_optimizer_base_without_optimizer_v2() -> Any:
     return current_optimizer_class() if tf24_optimizers_module() is None else None
 
 
+def keras3_layer_without_tf24_dtype_attributes() -> tuple[Any, bool] | None:
+    """Keras 3's `Layer` class, which lacks TF 2.4's private dtype attributes (`_compute_dtype`, ...), and whether it
+    keeps a layer's policy as a plain `dtype_policy` attribute with no `_dtype_policy` (Keras 3.0-3.2); else None."""
+    layer = tf.keras.layers.Layer
+    return None if hasattr(layer, "_compute_dtype") else (layer, not hasattr(layer, "dtype_policy"))
+
+
 def keras_has_tf1_graph_mode() -> bool:
     """Whether this Keras has optimizers that run in TF1 graph mode (Keras 2's `OptimizerV2`); Keras 3's optimizers
     and models run eagerly or inside `tf.function` only."""

@@ -462,3 +462,13 @@ gradients that a TF 2.4 loop never scaled, and it has no `get_gradients`."""
 
 LOOP_METHODS: tuple[str, ...] = ("get_scaled_loss", "get_unscaled_gradients")
 """TF 2.4 LossScaleOptimizer's custom-loop methods, gone from Keras 3's class: the codemod rewrites the loop there."""
+
+LAYER_ATTRIBUTES: dict[str, str] = {
+    "_compute_dtype": "layer.compute_dtype",
+    "_compute_dtype_object": "tf.as_dtype(layer.compute_dtype)",
+    "_dtype_policy": "layer.dtype_policy",
+    "_dtype": "layer.variable_dtype",
+}
+"""TF 2.4's private layer dtype attributes -> the Keras 3 spelling of the same value, where TF 2.4.0's recorded values
+prove it the same (tests/goldens/tf24_layer_attributes.json). Legacy mode gives the first three back on Keras 3 and
+names the spelling in its errors; TF 2.4's `_autocast` has none (Keras 3's models have `autocast=True`)."""

@@ -59,7 +59,7 @@ def _apply() -> None:
     import tensorflow as tf
 
     from lossscale_compat import _flavour, _keras_backports, _scheduled_rate
-    from lossscale_compat.legacy import _keras_hooks, _namespaces, _v1_optimizer
+    from lossscale_compat.legacy import _keras_hooks, _layer_attributes, _namespaces, _v1_optimizer
 
     for target, name, value in _namespaces.assignments(tf, _tf24_optimizers):
         _set(target, name, value)
@@ -102,6 +102,10 @@ def _apply() -> None:
             "deserialize",
             _keras_hooks.policy_v1_deserialized_as_tf24(policy_deserializer.deserialize),
         )
+    keras3_layer = _flavour.keras3_layer_without_tf24_dtype_attributes()
+    if keras3_layer is not None:
+        for target, name, value in _layer_attributes.assignments(*keras3_layer):
+            _set(target, name, value)
     model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
     if model_without_tf_format is not None:
         _set(
