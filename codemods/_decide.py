@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 import libcst as cst
 
@@ -50,7 +51,7 @@ KEPT_FOR_TF1: dict[str, Callable[[Site], bool]] = {
 class Decisions:
     """Each site's edit, the loss-scale sites folded into a rewritten call, and the warnings given on the way."""
 
-    edits: dict[Expr, SiteEdit]
+    edits: Mapping[Expr, SiteEdit]
     folded: frozenset[cst.CSTNode]
     warnings: tuple[tuple[cst.CSTNode, str], ...]
 
@@ -69,7 +70,7 @@ def decide_sites(facts: Facts, target: str, sites: Sequence[tuple[Expr, str]]) -
     )
     for site in scales:
         _decide_site(facts, target, site, kept_for_tf1, loop)
-    return Decisions(loop.edits, frozenset(loop.folded), tuple(loop.warnings))
+    return Decisions(MappingProxyType(loop.edits), frozenset(loop.folded), tuple(loop.warnings))
 
 
 @dataclasses.dataclass
