@@ -1,202 +1,37 @@
-"""The applier: turns the site edits the rules decided into the module's plan, and the plan into the new tree.
+"""The applier: makes a module's frozen plan, and only that.
 
-`plan_site_edits` turns each `SiteEdit` into the `NodeEdit`s of the nodes it changes (spelling new names through
-`_import_plan`), `plan_removals` turns the small statements to remove into whole-line removals, `pass` lines and
-carried comments, and `apply` rewrites only the paths to the nodes that change and adds the imports the plan needs.
+`apply` rewrites only the paths to the nodes that change and adds the imports the plan needs. What the plan holds
+was decided by the rules and planned by `_node_plan` and the passes of `migrate_loss_scale`: the applier imports no
+rule, spells no name and refuses nothing.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import libcst as cst
 
-from . import _import_plan, _imports
-from . import _warnings as w
+from . import _imports
 from ._edits import (
     AddKeyword,
     AssertionCall,
-    DropCall,
     DtypePolicyOf,
     FirstArgument,
-    FixedFactor,
     FoldFactor,
-    Keep,
-    LayerPolicy,
     MovedImport,
+    Needed,
     NewAttr,
     NewCall,
-    NewName,
-    NewPolicy,
     Plan,
-    ShimWrap,
-    SiteEdit,
-    Wrap,
 )
-from ._facts import Facts
-from ._values import Expr, Unsafe, kwarg, restyle, restyle_aliases
+from ._values import Expr, restyle, restyle_aliases
 
 _KEPT = object()
 """The action of an import alias the plan has none for: it stays."""
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 _Line = TypeVar("_Line", cst.SimpleStatementLine, cst.SimpleStatementSuite)
-# Trailing comments that speak only of their own line (a noqa or type pragma); they go with a removed line.
-_PRAGMA_RE = re.compile(r"#\s*(noqa|type:|pylint:|pragma|isort:|fmt:|lossscale-compat:)", re.IGNORECASE)
-
-Needed = tuple[str, "str | None", "str | None"]
-
-
-def plan_site_edits(facts: Facts, target: str, plan: Plan, decisions: Mapping[Expr, SiteEdit]) -> None:
-    """Plans the node edits of each site's edit; one that cannot be spelled here is warned instead."""
-    for site, edit in decisions.items():
-        try:
-            BY_EDIT[type(edit)](facts, target, plan, site, edit)
-        except Unsafe as unsafe:
-            plan.warn(site, unsafe.code)
-
-
-def _keep(facts: Facts, target: str, plan: Plan, site: Expr, edit: Keep) -> None:
-    pass
-
-
-def _new_name(facts: Facts, target: str, plan: Plan, site: Expr, edit: NewName) -> None:
-    if edit.name is None:
-        raise Unsafe(w.UNSUPPORTED_USE)
-    plan.replace[site] = _import_plan.spell(facts, target, plan, edit.name, site)
-    if edit.note is not None:
-        plan.warn(site, edit.note)
-
-
-def _shim_wrap(facts: Facts, target: str, plan: Plan, site: Expr, edit: ShimWrap) -> None:
-    _wrap(facts, target, plan, site, edit.wrap)
-    plan.shim_calls.add(edit.wrap.call)
-    plan.warn(site, edit.note)
-
-
-def _layer_policy(facts: Facts, target: str, plan: Plan, site: Expr, edit: LayerPolicy) -> None:
-    call = facts.parent(site)
-    assert call is not None  # the rule saw it: the call of `get_layer_policy`
-    plan.replace[call] = DtypePolicyOf(edit.layer)
-
-
-def _drop_call(facts: Facts, target: str, plan: Plan, site: Expr, edit: DropCall) -> None:
-    plan.drop_small.add(edit.statement)
-    plan.warn(site, w.DISABLE_REMOVED_NOTE)
-
-
-def _new_policy(facts: Facts, target: str, plan: Plan, site: Expr, edit: NewPolicy) -> None:
-    assert edit.new_name is not None  # every Policy row names its modern class on both targets
-    func = _import_plan.spell(facts, target, plan, edit.new_name, site)
-    plan.replace[edit.call] = NewCall(func, [edit.name_arg])
-    if edit.note is not None:
-        plan.warn(site, edit.note)
-
-
-def _wrap(facts: Facts, target: str, plan: Plan, site: Expr, edit: Wrap) -> None:
-    scale = edit.scale
-    kwargs = _import_plan.modern_keywords(facts, scale, site)
-    assert edit.new_name is not None  # every LossScaleOptimizer and graph-rewrite row names one on both targets
-    func = _import_plan.spell(facts, target, plan, edit.new_name, site)  # after the keywords, which may refuse
-    plan.replace[edit.call] = NewCall(func, [edit.opt], kwargs)
-    plan.lso_calls.add(edit.call)
-    if edit.row.rule == "graph_rewrite":
-        plan.warn(site, w.GRAPH_REWRITE_NOTE)
-    if edit.iterations_note:
-        plan.warn(site, w.ITERATIONS_NOTE)
-
-
-def _fixed_factor(facts: Facts, target: str, plan: Plan, site: Expr, edit: FixedFactor) -> None:
-    factor = edit.scale.initial_scale
-    assert factor is not None  # a fixed loss scale has a value (`optimizer.wrap` checked it is a power of two)
-    plan.replace[edit.call] = FoldFactor(edit.opt, kwarg("loss_scale_factor", factor))
-    plan.lso_calls.add(edit.call)
-    for compile_call in edit.compiles:
-        if not any(a.keyword is not None and a.keyword.value == "auto_scale_loss" for a in compile_call.args):
-            plan.replace[compile_call] = AddKeyword(kwarg("auto_scale_loss", cst.Name("False")))
-    if edit.row.rule == "graph_rewrite":
-        plan.warn(site, w.GRAPH_REWRITE_NOTE)
-
-
-# By the type of the edit decided, how to plan it.
-BY_EDIT: dict[type, Callable[[Facts, str, Plan, Expr, Any], None]] = {
-    Keep: _keep,
-    NewName: _new_name,
-    Wrap: _wrap,
-    ShimWrap: _shim_wrap,
-    FixedFactor: _fixed_factor,
-    NewPolicy: _new_policy,
-    LayerPolicy: _layer_policy,
-    DropCall: _drop_call,
-}
-
-
-def plan_removals(plan: Plan, facts: Facts) -> None:
-    """Turns the statements to remove into whole-line removals, `pass` lines and carried comments.
-
-    A line whose every small statement goes is removed, and its leading lines and trailing
-    comment move to the next kept statement of its block (or the block's footer); a block
-    that would be left empty keeps its first removed line as `pass`.
-    """
-    statements = {statement for _, statement, _ in facts.bindings.values()}
-    statements.update(parent for alias in plan.import_actions if (parent := facts.parent(alias)) is not None)
-    for statement in statements:
-        line = facts.parent(statement)
-        if (
-            isinstance(statement, (cst.Import, cst.ImportFrom))
-            and not isinstance(statement.names, cst.ImportStar)
-            and all(plan.import_actions.get(alias, _KEPT) is None for alias in statement.names)
-            and isinstance(line, cst.SimpleStatementLine)
-            and len(line.body) == 1
-        ):
-            plan.drop_statements.add(line)  # leave_Import(From) removes it; keep its comments
-    lines: dict[cst.SimpleStatementLine | cst.SimpleStatementSuite, list[cst.CSTNode]] = {}
-    for small in plan.drop_small:
-        small_line = facts.parent(small)
-        assert isinstance(small_line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))  # a small statement's
-        lines.setdefault(small_line, []).append(small)
-    for line, smalls in lines.items():
-        if len(smalls) == len(line.body):
-            plan.drop_small.difference_update(smalls)
-            if isinstance(line, cst.SimpleStatementSuite):
-                plan.as_pass.add(line)
-            else:
-                plan.drop_statements.add(line)
-    for block in {facts.parent(line) for line in plan.drop_statements}:
-        assert isinstance(block, (cst.IndentedBlock, cst.Module))  # a statement line's
-        _carry_comments(plan, block)
-
-
-def _carry_comments(plan: Plan, block: cst.IndentedBlock | cst.Module) -> None:
-    """Moves the comments of `block`'s removed lines to its next kept statement (or its footer)."""
-    body = list(block.body)
-    if isinstance(block, cst.IndentedBlock) and all(st in plan.drop_statements for st in body):
-        plan.drop_statements.discard(body[0])
-        plan.as_pass.add(body[0])
-    carried: list[cst.EmptyLine] = []
-    opening = isinstance(block, cst.IndentedBlock)  # no kept statement before this one in an indented block
-    for statement in body:
-        if statement not in plan.drop_statements:
-            if opening and statement is not body[0]:
-                plan.opens_block.add(statement)
-            opening = False
-            if carried:
-                plan.carry[statement] = carried
-                carried = []
-            continue
-        assert isinstance(statement, (cst.SimpleStatementLine, cst.If))  # whole lines, or an `if` of one
-        carried = carried + list(statement.leading_lines)
-        comment = None
-        if isinstance(statement, cst.SimpleStatementLine):
-            comment = statement.trailing_whitespace.comment
-        if comment is not None and not _PRAGMA_RE.match(comment.value):
-            carried.append(cst.EmptyLine(indent=True, comment=comment))
-    if carried and isinstance(block, cst.IndentedBlock):
-        carried = [line for line in carried if line.comment is not None]  # a blank line ends no block
-    if carried:
-        plan.carry[block] = carried
 
 
 def apply(

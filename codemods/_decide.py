@@ -1,15 +1,16 @@
 """Decides each site of a module: the rule is the one its row of the mapping table names (`DECIDERS`).
 
 The loop keeps, as its own local state, what the decisions so far settled that later ones read: the loss-scale
-sites folded into a call (the `folded` of the edit decided for it), the calls left alone (a site inside one is
-kept too) and the calls kept on TF1 (their loss scale keeps TF1's name). Calls that fold a loss scale are decided
-first, so that the loss-scale site inside is not renamed too.
+sites folded into a call (the `folded` of the edit decided for it) and the calls left alone (a site inside one is
+kept too). Calls are decided first, so that the loss-scale site a call folds is not renamed too, and so that the
+calls kept on TF1 (whose loss scale keeps TF1's name) are one frozenset before any loss-scale site reads it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 import libcst as cst
 
@@ -50,42 +51,64 @@ KEPT_FOR_TF1: dict[str, Callable[[Site], bool]] = {
 class Decisions:
     """Each site's edit, the loss-scale sites folded into a rewritten call, and the warnings given on the way."""
 
-    edits: dict[Expr, SiteEdit]
+    edits: Mapping[Expr, SiteEdit]
     folded: frozenset[cst.CSTNode]
     warnings: tuple[tuple[cst.CSTNode, str], ...]
 
 
 def decide_sites(facts: Facts, target: str, sites: Sequence[tuple[Expr, str]]) -> Decisions:
-    """Decides each site's edit; a site inside a call left alone is kept, and a refused one warned."""
-    edits: dict[Expr, SiteEdit] = {}
-    folded: set[cst.CSTNode] = set()
-    kept_calls: dict[cst.CSTNode, str] = {}
-    kept_for_tf1: set[cst.Call] = set()
-    warnings: list[tuple[cst.CSTNode, str]] = []
-    order = sorted(sites, key=lambda site: 0 if _mapping.BY_OLD_NAME[site[1]].rule != "loss_scale" else 1)
-    for node, old in order:
-        if node in folded:
-            continue
-        parent = facts.parent(node)
-        call = parent if isinstance(parent, cst.Call) and parent.func is node else None
-        site = Site(facts, target, node, _mapping.BY_OLD_NAME[old], call, kept_for_tf1)
-        kept = _inside(facts, node, kept_calls)
-        if kept is not None and not _builds_tf1_loss_scale_of(site, kept):
-            edits[node] = KEEP
-            if facts.position(node).start.line != facts.position(kept).start.line:
-                warnings.append((node, kept_calls[kept]))  # each line that keeps a TF 2.4 name says why
-            continue
-        keeps_tf1 = KEPT_FOR_TF1.get(site.row.rule)
-        if call is not None and keeps_tf1 is not None and keeps_tf1(site):
-            kept_for_tf1.add(call)
-        try:
-            edit = edits[node] = DECIDERS[site.row.rule](site)
-        except Unsafe as unsafe:
-            edits[node] = _refused(site, unsafe.code, warnings, kept_calls)
-            continue
-        if isinstance(edit, (Wrap, FixedFactor)) and edit.folded is not None:
-            folded.add(edit.folded)
-    return Decisions(edits, frozenset(folded), tuple(warnings))
+    """Decides each site's edit; a site inside a call left alone is kept, and a refused one warned.
+
+    The calls first, then the loss-scale sites: the calls that stay on TF1 are known, as a frozenset, before the
+    loss-scale sites (the only ones that read it) are built with it.
+    """
+    loop = _Loop()
+    calls = [site for site in sites if _mapping.BY_OLD_NAME[site[1]].rule != "loss_scale"]
+    scales = [site for site in sites if _mapping.BY_OLD_NAME[site[1]].rule == "loss_scale"]
+    kept_for_tf1 = frozenset(
+        call for call in (_decide_site(facts, target, site, frozenset(), loop) for site in calls) if call is not None
+    )
+    for site in scales:
+        _decide_site(facts, target, site, kept_for_tf1, loop)
+    return Decisions(MappingProxyType(loop.edits), frozenset(loop.folded), tuple(loop.warnings))
+
+
+@dataclasses.dataclass
+class _Loop:
+    """What the decisions so far settled that later ones read: local to one `decide_sites`."""
+
+    edits: dict[Expr, SiteEdit] = dataclasses.field(default_factory=dict)
+    folded: set[cst.CSTNode] = dataclasses.field(default_factory=set)
+    kept_calls: dict[cst.CSTNode, str] = dataclasses.field(default_factory=dict)
+    warnings: list[tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=list)
+
+
+def _decide_site(
+    facts: Facts, target: str, site_of: tuple[Expr, str], kept_for_tf1: frozenset[cst.Call], loop: _Loop
+) -> cst.Call | None:
+    """Decides one site into `loop`; returns its call if it stays on TF1 (`KEPT_FOR_TF1`), else None."""
+    node, old = site_of
+    if node in loop.folded:
+        return None
+    parent = facts.parent(node)
+    call = parent if isinstance(parent, cst.Call) and parent.func is node else None
+    site = Site(facts, target, node, _mapping.BY_OLD_NAME[old], call, kept_for_tf1)
+    kept = _inside(facts, node, loop.kept_calls)
+    if kept is not None and not _builds_tf1_loss_scale_of(site, kept):
+        loop.edits[node] = KEEP
+        if facts.position(node).start.line != facts.position(kept).start.line:
+            loop.warnings.append((node, loop.kept_calls[kept]))  # each line that keeps a TF 2.4 name says why
+        return None
+    keeps_tf1 = KEPT_FOR_TF1.get(site.row.rule)
+    stays_on_tf1 = call if call is not None and keeps_tf1 is not None and keeps_tf1(site) else None
+    try:
+        edit = loop.edits[node] = DECIDERS[site.row.rule](site)
+    except Unsafe as unsafe:
+        loop.edits[node] = _refused(site, unsafe.code, loop.warnings, loop.kept_calls)
+        return stays_on_tf1
+    if isinstance(edit, (Wrap, FixedFactor)) and edit.folded is not None:
+        loop.folded.add(edit.folded)
+    return stays_on_tf1
 
 
 def _refused(

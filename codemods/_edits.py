@@ -1,18 +1,23 @@
 """What the rules decide, as typed values: a site's edit, and the change one node of the tree gets.
 
-A rule turns a site into a `SiteEdit` (or raises `_values.Unsafe` with the warning to give instead); the applier
-(`_apply`) turns site edits into `NodeEdit`s keyed by the node they change, and then makes them.
+A rule turns a site into a `SiteEdit` (or raises `_values.Unsafe` with the warning to give instead); planning
+(`_node_plan`) turns site edits into `NodeEdit`s keyed by the node they change, in a frozen `Plan`, and the applier
+(`_apply`) makes them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import NamedTuple, Optional, Union
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple, Optional, TypeVar, Union
 
 import libcst as cst
 
 from lossscale_compat import _mapping
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 # ------------------------------------------------------------------ site edits: what to do with one TF 2.4 site
 
@@ -65,7 +70,7 @@ class FixedFactor:
     opt: cst.Arg
     scale: _mapping.ModernScale[cst.BaseExpression]
     row: _mapping.Rename
-    compiles: Sequence[cst.Call]
+    compiles: tuple[cst.Call, ...]
     folded: cst.CSTNode | None = None
     """As `Wrap.folded`."""
 
@@ -137,8 +142,8 @@ class NewCall:
     """The call, to `func`, with `positional` (arguments of the original call) then `keywords` (new ones)."""
 
     func: cst.BaseExpression
-    positional: Sequence[cst.Arg]
-    keywords: Sequence[cst.Arg] = ()
+    positional: tuple[cst.Arg, ...]
+    keywords: tuple[cst.Arg, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,48 +188,96 @@ ImportAction = Optional[MovedImport]
 """What happens to one import alias: None drops it, a `MovedImport` moves it; an alias with no action is kept."""
 
 
-@dataclasses.dataclass(eq=False)
+Needed = tuple[str, Optional[str], Optional[str]]
+"""An import to add: (module, name or None, alias or None)."""
+
+
+def _no_entries() -> Mapping[Any, Any]:
+    return MappingProxyType({})
+
+
+def _read_only(mapping: Mapping[_K, _V]) -> Mapping[_K, _V]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class Plan:
-    """The rewrite the rules plan for one module, which the command applies; the facts stay as they were read."""
+    """The rewrite planned for one module, or one rule's part of it: frozen, of read-only mappings, frozensets and
+    tuples (a mutable value given is copied into one of those). The command merges the parts once (`merged`)."""
+
+    replace: Mapping[cst.CSTNode, NodeEdit] = dataclasses.field(default_factory=_no_entries)
+    """Each node that changes, and how."""
+    drop_statements: frozenset[cst.CSTNode] = frozenset()
+    """Whole lines (or an `if` of one) to remove."""
+    drop_small: frozenset[cst.CSTNode] = frozenset()
+    """Small statements to remove from their line."""
+    as_pass: frozenset[cst.CSTNode] = frozenset()
+    """Lines that become `pass`, so that their block is not left empty."""
+    carry: Mapping[cst.CSTNode, tuple[cst.EmptyLine, ...]] = dataclasses.field(default_factory=_no_entries)
+    """Comments of removed lines, carried to the next kept statement (or a block's footer)."""
+    opens_block: frozenset[cst.CSTNode] = frozenset()
+    """Statements that open their indented block once the lines before them are removed: their blank lines go."""
+    import_actions: Mapping[cst.ImportAlias, ImportAction] = dataclasses.field(default_factory=_no_entries)
+    """Per import alias: None to drop it, a `MovedImport` to move it; absent to keep it."""
+    needed_imports: tuple[Needed, ...] = ()
+    """Imports to add, in order."""
+    warnings: tuple[tuple[cst.CSTNode, str], ...] = ()
+    """The warnings to place, as (node, code)."""
+
+    def __post_init__(self) -> None:
+        for name in ("replace", "import_actions"):
+            object.__setattr__(self, name, _read_only(getattr(self, name)))
+        object.__setattr__(self, "carry", _read_only({node: tuple(lines) for node, lines in self.carry.items()}))
+        for name in ("drop_statements", "drop_small", "as_pass", "opens_block"):
+            object.__setattr__(self, name, frozenset(getattr(self, name)))
+        object.__setattr__(self, "needed_imports", tuple(self.needed_imports))
+        object.__setattr__(self, "warnings", tuple(self.warnings))
+
+
+EMPTY_PLAN = Plan()
+
+
+def warned(node: cst.CSTNode, code: str) -> Plan:
+    """The plan of one warning and no edit (what a refused edit plans instead)."""
+    return Plan(warnings=((node, code),))
+
+
+def merged(parts: Iterable[Plan]) -> Plan:
+    """One plan of `parts`, in order: a later part's edit of a node wins; removals, imports and warnings add up."""
+    draft = Draft()
+    for part in parts:
+        draft.add(part)
+    return draft.frozen()
+
+
+@dataclasses.dataclass(eq=False)
+class Draft:
+    """A plan being written by one rule call, local to it: what the rule returns is `frozen()`."""
 
     replace: dict[cst.CSTNode, NodeEdit] = dataclasses.field(default_factory=dict)
-    """Each node that changes, and how."""
     drop_statements: set[cst.CSTNode] = dataclasses.field(default_factory=set)
-    """Whole lines (or an `if` of one) to remove."""
     drop_small: set[cst.CSTNode] = dataclasses.field(default_factory=set)
-    """Small statements to remove from their line."""
     as_pass: set[cst.CSTNode] = dataclasses.field(default_factory=set)
-    """Lines that become `pass`, so that their block is not left empty."""
-    carry: dict[cst.CSTNode, list[cst.EmptyLine]] = dataclasses.field(default_factory=dict)
-    """Comments of removed lines, carried to the next kept statement (or a block's footer)."""
+    carry: dict[cst.CSTNode, tuple[cst.EmptyLine, ...]] = dataclasses.field(default_factory=dict)
     opens_block: set[cst.CSTNode] = dataclasses.field(default_factory=set)
-    """Statements that open their indented block once the lines before them are removed: their blank lines go."""
     import_actions: dict[cst.ImportAlias, ImportAction] = dataclasses.field(default_factory=dict)
-    """Per import alias: None to drop it, a `MovedImport` to move it; absent to keep it."""
-    needed_imports: list[tuple[str, str | None, str | None]] = dataclasses.field(default_factory=list)
-    """Imports to add: (module, name or None, alias or None)."""
+    needed_imports: list[Needed] = dataclasses.field(default_factory=list)
     warnings: list[tuple[cst.CSTNode, str]] = dataclasses.field(default_factory=list)
-    """The warnings to place, as (node, code)."""
-    # What planning the site edits settled, which the import planning and the custom-loop rules read.
-    folded: set[cst.CSTNode] = dataclasses.field(default_factory=set)
-    """Loss-scale sites folded into the call that takes them (`_decide.Decisions.folded`)."""
-    lso_calls: set[cst.CSTNode] = dataclasses.field(default_factory=set)
-    """The `LossScaleOptimizer` calls rewritten."""
-    blocked_bindings: set[str] = dataclasses.field(default_factory=set)
-    """Module-level import bindings that must not be respelled in place."""
-    shim_calls: set[cst.Call] = dataclasses.field(default_factory=set)
-    """Calls moved to lossscale_compat's LossScaleOptimizer."""
 
     def warn(self, node: cst.CSTNode, code: str) -> None:
         self.warnings.append((node, code))
 
     def add(self, part: Plan) -> None:
-        """Adds the node edits, removals, imports and warnings of `part` (a rule's own plan) to this plan."""
+        """Adds `part`'s edits, removals, imports and warnings (its edit of a node wins)."""
         self.replace.update(part.replace)
         self.drop_statements |= part.drop_statements
         self.drop_small |= part.drop_small
         self.as_pass |= part.as_pass
         self.carry.update(part.carry)
+        self.opens_block |= part.opens_block
         self.import_actions.update(part.import_actions)
         self.needed_imports.extend(part.needed_imports)
         self.warnings.extend(part.warnings)
+
+    def frozen(self) -> Plan:
+        return Plan(**{field.name: getattr(self, field.name) for field in dataclasses.fields(self)})

@@ -1,27 +1,40 @@
 """Import planning: which legacy imports are rewritten in place, dropped or kept, and how a new name is spelled.
 
-Each function writes what it plans into the module's `Plan` it is given (import actions, imports to add, warnings).
+Each planning function returns its own frozen `Plan` (import actions, warnings); `plan_imports` returns `Imports`,
+what the import planning settled, which `spell` takes as an argument: a new name is spelled only once the imports
+are planned.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Collection, Iterator, Mapping
 
 import libcst as cst
 
 from lossscale_compat import _mapping
 
 from . import _warnings as w
-from ._edits import Keep, MovedImport, Plan, SiteEdit, new_name_of
+from ._edits import Draft, Keep, MovedImport, Needed, Plan, SiteEdit, merged, new_name_of
 from ._facts import Facts
 from ._scopes import BuiltinBinding, ClassScope
 from ._values import Expr, SourceScale, Unsafe, dotted_expression, full_name, kwarg, root_of
 
 
-def plan_local_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+@dataclasses.dataclass(frozen=True, eq=False)
+class Imports:
+    """What the import planning settled: its plan, and the module-level bindings that must not be respelled in place
+    (what `spell` reads)."""
+
+    plan: Plan
+    blocked_bindings: frozenset[str]
+
+
+def plan_local_aliases(facts: Facts, decisions: Mapping[Expr, SiteEdit], folded: Collection[cst.CSTNode]) -> Plan:
     """Drops each function-local alias of a TF 2.4-only module once all its uses are rewritten, else warns."""
+    plan = Draft()
     rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-    rewritten |= {root_of(node) for node in plan.folded}
+    rewritten |= {root_of(node) for node in folded}
     for module, statement, scope in (alias for aliases in facts.local_aliases.values() for alias in aliases):
         if module not in _mapping.LEGACY_MODULES or facts.is_suppressed(statement):
             continue
@@ -31,13 +44,15 @@ def plan_local_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]
             plan.drop_small.add(statement)
         else:
             plan.warn(statement, w.IMPORT_KEPT)
+    return plan.frozen()
 
 
-def plan_self_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+def plan_self_aliases(facts: Facts, decisions: Mapping[Expr, SiteEdit], folded: Collection[cst.CSTNode]) -> Plan:
     """Drops each `self.x = <TF 2.4-only module>` once every `self.x` read of its class is rewritten away, else
     warns (LSC122)."""
+    plan = Draft()
     covered: set[cst.CSTNode] = set()
-    for node in [*(site for site, edit in decisions.items() if not isinstance(edit, Keep)), *plan.folded]:
+    for node in [*(site for site, edit in decisions.items() if not isinstance(edit, Keep)), *folded]:
         while isinstance(node, cst.Attribute):
             covered.add(node)
             node = node.value
@@ -48,13 +63,15 @@ def plan_self_aliases(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit])
             plan.drop_small.add(statement)
         else:
             plan.warn(statement, w.IMPORT_KEPT)
+    return plan.frozen()
 
 
-def warn_kept_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+def warn_kept_imports(facts: Facts, decisions: Mapping[Expr, SiteEdit], folded: Collection[cst.CSTNode]) -> Plan:
     """Warns on each import of a TF 2.4 name that stays because some use of it was left alone, or moves a
     module alias to lossscale_compat's module of the same names."""
+    plan = Draft()
     covered = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-    covered |= {root_of(node) for node in plan.folded}
+    covered |= {root_of(node) for node in folded}
     for name, (qualified, statement, alias) in facts.bindings.items():
         if qualified not in _mapping.LEGACY_MODULES and qualified not in _mapping.BY_OLD_NAME:
             continue
@@ -66,11 +83,12 @@ def warn_kept_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit])
             plan.warn(statement, w.MODULE_FALLBACK_NOTE)
         elif left:
             plan.warn(statement, w.IMPORT_KEPT)
+    return plan.frozen()
 
 
 def _to_module_fallback(
     facts: Facts,
-    plan: Plan,
+    plan: Draft,
     qualified: str,
     statement: cst.CSTNode,
     alias: cst.ImportAlias | None,
@@ -99,8 +117,9 @@ def _to_module_fallback(
     return True
 
 
-def plan_private_imports(facts: Facts, plan: Plan) -> None:
+def plan_private_imports(facts: Facts) -> Plan:
     """Moves each from-import of only `_mapping.PRIVATE_NAMES` to lossscale_compat's names, the local names kept."""
+    plan = Draft()
     for module, statement in facts.private_imports:
         assert not isinstance(statement.names, cst.ImportStar)  # as `SiteCollector.visit_ImportFrom` found
         for alias in statement.names:
@@ -108,6 +127,7 @@ def plan_private_imports(facts: Facts, plan: Plan) -> None:
             local = alias.evaluated_alias or alias.evaluated_name
             plan.import_actions[alias] = MovedImport(new_module, short, local)
         plan.warn(statement, w.PRIVATE_IMPORT_NOTE)
+    return plan.frozen()
 
 
 def _site_binding(facts: Facts, site: Expr) -> str | None:
@@ -166,14 +186,15 @@ def _nested_site_alias(facts: Facts, site: Expr) -> cst.ImportAlias | None:
     return None
 
 
-def plan_nested_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
+def plan_nested_imports(facts: Facts, decisions: Mapping[Expr, SiteEdit], folded: Collection[cst.CSTNode]) -> Plan:
     """Plans the imports of TF 2.4 names below module level as `plan_imports` does the module's own: a from-import
     of a name whose every use is rewritten to one new name is rewritten in place, one whose every use is rewritten
     away from it (a module held by an import included) is removed, and one with a use left, or in a class body (a
     class attribute), is warned. A name bound more than once in its scope (a `try`/`except ImportError` version
     guard) is left to its uses' own warnings."""
+    plan = Draft()
     rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-    rewritten |= {root_of(node) for node in plan.folded}
+    rewritten |= {root_of(node) for node in folded}
     new_names: dict[cst.ImportAlias, set[str]] = {}
     for site, edit in decisions.items():
         alias = _nested_site_alias(facts, site)
@@ -204,10 +225,14 @@ def plan_nested_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit
             plan.import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
         else:
             plan.warn(statement, w.IMPORT_KEPT)  # `if x: import a` on one line: no line of its own to remove
+    return plan.frozen()
 
 
-def plan_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> None:
-    """Decides, per legacy from-import, whether it is rewritten in place, dropped or kept."""
+def plan_imports(facts: Facts, decisions: Mapping[Expr, SiteEdit], folded: Collection[cst.CSTNode]) -> Imports:
+    """The import planning: per legacy from-import at module level, whether it is rewritten in place, dropped or
+    kept; then the nested imports (`plan_nested_imports`) and those of private names (`plan_private_imports`)."""
+    plan = Draft()
+    blocked: set[str] = set()
     by_binding: dict[str, list[SiteEdit]] = {}
     for site, edit in decisions.items():
         name = _site_binding(facts, site)
@@ -217,14 +242,14 @@ def plan_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> N
         row = _mapping.BY_OLD_NAME.get(qualified)
         if row is not None and isinstance(statement, cst.ImportFrom) and alias is not None:
             if facts.is_suppressed(statement):
-                plan.blocked_bindings.add(name)
+                blocked.add(name)
                 continue
             uses = by_binding.get(name, [])
             accesses = facts.global_scope[name]
             n_access = sum(len(a.references) for a in accesses)
-            folded = sum(1 for access in accesses for ref in access.references if ref.node in plan.folded)
-            if any(isinstance(edit, Keep) for edit in uses) or len(uses) + folded != n_access:
-                plan.blocked_bindings.add(name)
+            n_folded = sum(1 for access in accesses for ref in access.references if ref.node in folded)
+            if any(isinstance(edit, Keep) for edit in uses) or len(uses) + n_folded != n_access:
+                blocked.add(name)
                 continue
             new_names = {new for edit in uses if (new := new_name_of(edit)) is not None}
             if not new_names:
@@ -241,25 +266,22 @@ def plan_imports(facts: Facts, plan: Plan, decisions: dict[Expr, SiteEdit]) -> N
             plan.import_actions[alias] = MovedImport(module, short, local)
         elif alias is None and isinstance(statement, cst.Assign):  # a module alias made by assignment
             if qualified in _mapping.LEGACY_MODULES and not facts.is_suppressed(statement):
-                _drop_alias_if_unused(facts, plan, name, statement, decisions)
+                if _all_uses_rewritten(facts, folded, name, decisions):  # `name = <TF 2.4 module>`
+                    plan.drop_small.add(statement)
         elif alias is not None and (qualified in _mapping.LEGACY_MODULES or row is not None):
-            if not facts.is_suppressed(statement) and _all_uses_rewritten(facts, plan, name, decisions):
+            if not facts.is_suppressed(statement) and _all_uses_rewritten(facts, folded, name, decisions):
                 plan.import_actions[alias] = None  # removed by leave_Import/leave_ImportFrom
+    parts = (plan.frozen(), plan_nested_imports(facts, decisions, folded), plan_private_imports(facts))
+    return Imports(merged(parts), frozenset(blocked))
 
 
-def _all_uses_rewritten(facts: Facts, plan: Plan, name: str, decisions: dict[Expr, SiteEdit]) -> bool:
+def _all_uses_rewritten(
+    facts: Facts, folded: Collection[cst.CSTNode], name: str, decisions: Mapping[Expr, SiteEdit]
+) -> bool:
     """Whether every use of the module-level `name` is rewritten away from it (or folded into a rewrite)."""
     rewritten = {root_of(site) for site, edit in decisions.items() if not isinstance(edit, Keep)}
-    rewritten |= {root_of(node) for node in plan.folded}
+    rewritten |= {root_of(node) for node in folded}
     return all(ref.node in rewritten for access in facts.global_scope[name] for ref in access.references)
-
-
-def _drop_alias_if_unused(
-    facts: Facts, plan: Plan, name: str, statement: cst.Assign, decisions: dict[Expr, SiteEdit]
-) -> None:
-    """Drops `name = <TF 2.4 module>` when every use of `name` was rewritten away from it."""
-    if _all_uses_rewritten(facts, plan, name, decisions):
-        plan.drop_small.add(statement)
 
 
 def _spellings(target: str, new: str) -> list[str]:
@@ -270,18 +292,20 @@ def _spellings(target: str, new: str) -> list[str]:
     return names + compat
 
 
-def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
-    """Returns an expression for the dotted name `new` at `site`, adding an import if needed."""
+def spell(facts: Facts, target: str, imports: Imports, new: str, site: Expr) -> tuple[Expr, tuple[Needed, ...]]:
+    """(An expression for the dotted name `new` at `site`, the import it needs if any), read from the planned
+    `imports`; raises Unsafe on a name clash."""
     binding_name = _site_binding(facts, site)
-    if binding_name is not None and binding_name not in plan.blocked_bindings:
+    actions = imports.plan.import_actions
+    if binding_name is not None and binding_name not in imports.blocked_bindings:
         alias = facts.bindings[binding_name][2]
-        action = plan.import_actions.get(alias) if alias is not None else None
+        action = actions.get(alias) if alias is not None else None
         if action:
-            return cst.Name(action.local)
+            return cst.Name(action.local), ()
     nested = _nested_site_alias(facts, site) if binding_name is None else None
-    action = plan.import_actions.get(nested) if nested is not None else None
+    action = actions.get(nested) if nested is not None else None
     if action:
-        return cst.Name(action.local)
+        return cst.Name(action.local), ()
     candidates = _spellings(target, new)
     dotted = full_name(site) or ""
     root = dotted.split(".")[0]
@@ -295,12 +319,11 @@ def spell(facts: Facts, target: str, plan: Plan, new: str, site: Expr) -> Expr:
                 rank = (name != root, candidate.startswith("tensorflow.compat."), -len(qualified), name)
                 usable.append((rank, name + candidate[len(qualified) :]))
     if usable:
-        return dotted_expression(min(usable)[1])
+        return dotted_expression(min(usable)[1]), ()
     top = new.split(".")[0]
     if top in facts.global_scope or (scope is not None and top in scope):
         raise Unsafe(w.NAME_CLASH)
-    plan.needed_imports.append((top, None, None))
-    return dotted_expression(new)
+    return dotted_expression(new), ((top, None, None),)
 
 
 def modern_keywords(facts: Facts, scale: SourceScale, site: Expr) -> list[cst.Arg]:

@@ -23,6 +23,7 @@ CODEMOD_LAYERS = {
     "rules and the applier": {
         "_apply",
         "_import_plan",
+        "_node_plan",
         "rules",
         "rules.config_compare",
         "rules.custom_loop",
@@ -286,3 +287,95 @@ def test_the_passes_are_declared_with_the_facts_they_read():
     assert {step.name: sorted(set(step.reads) - fields) for step in passes if set(step.reads) - fields} == {}
     names = [step.name for step in passes]
     assert names.index("checkpointed optimizers on our class") < names.index("site edits"), "decisions are final"
+
+
+def _calls_named(source, name):
+    """Line numbers of the calls of `name` (as `name(...)` or `x.name(...)`) in `source`."""
+    return sorted(
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) == name or getattr(node.func, "attr", None) == name)
+    )
+
+
+def test_the_site_edits_are_planned_once():
+    """One call plans the node edits of every decided site edit (issue #32: it ran twice, on one shared plan)."""
+    calls = {
+        str(path.relative_to(CODEMODS)): lines
+        for path in CODEMODS.rglob("*.py")
+        if (lines := _calls_named(path.read_text(), "plan_site_edits"))
+    }
+    assert list(calls) == ["migrate_loss_scale.py"] and len(calls["migrate_loss_scale.py"]) == 1, calls
+
+
+def _catches(source, name):
+    """Line numbers of the `except` clauses of `source` that catch `name`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ExceptHandler) and node.type is not None:
+            caught = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+            if any(getattr(c, "id", None) == name or getattr(c, "attr", None) == name for c in caught):
+                found.append(node.lineno)
+    return found
+
+
+def test_the_applier_refuses_nothing():
+    """A refusal (`Unsafe`) is planned as a warning by planning; the applier never sees one (issue #32)."""
+    source = (CODEMODS / "_apply.py").read_text()
+    assert _catches(source, "Unsafe") == []
+    assert "Unsafe" not in {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
+    assert _catches("try:\n    f()\nexcept (KeyError, Unsafe):\n    pass\n", "Unsafe") == [3], "the check finds one"
+
+
+def test_plans_are_frozen_and_of_read_only_containers():
+    """A plan is a frozen value; a rule's plan cannot be written by another (issue #32)."""
+    pytest.importorskip("libcst")
+    import dataclasses
+    import types
+
+    import libcst as cst
+    from lossscale_compat.codemods._edits import Plan, merged
+
+    name = cst.Name("x")
+    plan = Plan(replace={name: cst.Name("y")}, drop_small={name}, warnings=[(name, "LSC110")])
+    assert dataclasses.fields(Plan) and Plan.__dataclass_params__.frozen
+    assert isinstance(plan.replace, types.MappingProxyType) and isinstance(plan.import_actions, types.MappingProxyType)
+    assert isinstance(plan.drop_small, frozenset) and isinstance(plan.warnings, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.warnings = ()
+    with pytest.raises(TypeError):
+        plan.replace[name] = cst.Name("z")  # type: ignore[index]
+    assert not hasattr(plan, "warn") and not hasattr(plan, "add"), "a plan is not written, parts are merged"
+    later = Plan(replace={name: cst.Name("z")})
+    both = merged([plan, later])
+    assert both.replace[name].value == "z" and both.warnings == plan.warnings and plan.replace[name].value == "y"
+
+
+def test_new_names_are_spelled_from_the_import_planning_result():
+    """`_import_plan.spell` takes `plan_imports`' result as an argument: it cannot run before it (issue #32)."""
+    pytest.importorskip("libcst")
+    import inspect
+
+    from lossscale_compat.codemods import _import_plan
+
+    assert inspect.signature(_import_plan.plan_imports).return_annotation == "Imports"
+    assert "Imports" in {p.annotation for p in inspect.signature(_import_plan.spell).parameters.values()}
+
+
+def test_each_pass_takes_only_earlier_results_and_the_run_is_frozen():
+    """Each pass names the earlier passes whose results it takes, and nothing the passes share grows (issue #32)."""
+    pytest.importorskip("libcst")
+    from lossscale_compat.codemods import migrate_loss_scale
+
+    names = [step.name for step in migrate_loss_scale.PASSES]
+    later = {
+        step.name: [used for used in step.uses if used not in names[:i]]
+        for i, step in enumerate(migrate_loss_scale.PASSES)
+    }
+    assert {name: used for name, used in later.items() if used} == {}
+    by_name = {step.name: step for step in migrate_loss_scale.PASSES}
+    spelling = ("private modules", "site edits", "custom loops")
+    assert {name: "imports" in by_name[name].uses for name in spelling} == dict.fromkeys(spelling, True)
+    assert migrate_loss_scale.Run.__dataclass_params__.frozen
+    assert names.index("imports") < names.index("site edits") < names.index("custom loops")

@@ -16,14 +16,14 @@ import libcst as cst
 from lossscale_compat import _mapping
 
 from .. import _warnings as w
-from .._edits import AssertionCall, Plan
+from .._edits import AssertionCall, Draft, Plan
 from .._facts import Facts
 from .._values import Expr, Unsafe, dotted_expression
 
 
 def plan_comparisons(facts: Facts) -> Plan:
     """Rewrites or warns each `==`/`!=` comparison, or unittest equality assertion, of two `get_config()` reads."""
-    out = Plan()
+    out = Draft()
     seen: set[cst.CSTNode] = set()
     reads = set(facts.config_reads)
     builds: list[bool] = []  # whether the file builds a loss-scale optimizer, once asked
@@ -53,7 +53,7 @@ def plan_comparisons(facts: Facts) -> Plan:
         out.replace[statement] = AssertionCall(call)
         out.warn(node, w.CONFIG_EQUIVALENCE_NOTE)
         out.needed_imports.append((_mapping.CONFIG_ASSERTION.rpartition(".")[0], None, None))
-    return out
+    return out.frozen()
 
 
 def _config_comparison(

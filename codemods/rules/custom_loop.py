@@ -13,7 +13,7 @@ import libcst as cst
 
 from .. import _tf1
 from .. import _warnings as w
-from .._edits import FirstArgument, FixedFactor, FoldFactor, NewAttr, Plan, SiteEdit, Wrap
+from .._edits import Draft, FirstArgument, FixedFactor, FoldFactor, NewAttr, NodeEdit, Plan, SiteEdit, Wrap, merged
 from .._facts import Facts
 from .._values import Expr, Unsafe, called_name_of, calls_in, has_comment, root_of
 from .optimizer_class import on_shim
@@ -137,7 +137,7 @@ def is_migrated_optimizer(facts: Facts, receiver: Expr, migrated: Collection[cst
 
 def plan_loops(facts: Facts, loops: Sequence[cst.Call], migrated: Collection[cst.CSTNode]) -> Plan:
     """The Keras 3 custom-loop rewrites: per call on a traced optimizer, per receiver on an untraced one."""
-    out = Plan()
+    out = Draft()
     groups: dict[tuple[str, cst.CSTNode], list[cst.Call]] = {}
     for call in loops:
         receiver = cst.ensure_type(call.func, cst.Attribute).value
@@ -147,10 +147,10 @@ def plan_loops(facts: Facts, loops: Sequence[cst.Call], migrated: Collection[cst
             groups.setdefault(receiver_key(facts, call, receiver), []).append(call)
     for calls in groups.values():
         _plan_untraced(facts, calls, out)
-    return out
+    return out.frozen()
 
 
-def _plan_loop(facts: Facts, call: cst.Call, out: Plan) -> None:
+def _plan_loop(facts: Facts, call: cst.Call, out: Draft) -> None:
     """Plans the Keras 3 custom-loop rewrites for one `x.get_*scaled*` call on a migrated optimizer."""
     assert isinstance(call.func, cst.Attribute)
     method = call.func.attr.value
@@ -166,7 +166,7 @@ def _plan_loop(facts: Facts, call: cst.Call, out: Plan) -> None:
         out.warn(call, unsafe.code)
 
 
-def _plan_untraced(facts: Facts, calls: list[cst.Call], out: Plan) -> None:
+def _plan_untraced(facts: Facts, calls: list[cst.Call], out: Draft) -> None:
     """Rewrites one untraced receiver's loop calls for Keras 3 all together, or warns at each of them.
 
     Only loss-scale optimizers have these methods, and Keras 3's class and ours both unscale in
@@ -212,36 +212,37 @@ def plan_other_scale_read(
     value = facts.assigned_value(read.value) if isinstance(read.value, cst.Name) else None
     if value is not None and value in migrated:
         return plan_scale_read(facts, read) if value not in on_shim else Plan()
-    out = Plan()
-    out.warn(read, w.SCALE_READ_NOT_PROVEN)
-    return out
+    return Plan(warnings=((read, w.SCALE_READ_NOT_PROVEN),))
 
 
-def plan_wrap_scale_reads(facts: Facts, reads: Sequence[cst.Attribute], plan: Plan) -> Plan:
+def plan_wrap_scale_reads(
+    facts: Facts,
+    reads: Sequence[cst.Attribute],
+    migrated: Collection[cst.CSTNode],
+    on_shim: Collection[cst.CSTNode],
+    replace: Mapping[cst.CSTNode, NodeEdit],
+) -> Plan:
     """`x.loss_scale` on Keras 3 where `x`, whatever its name, is bound once to a wrap moved to Keras 3's class:
     as for a receiver named like an optimizer (`plan_other_scale_read`). Reads of other names (a policy's, say) are
-    left to the policy rule, and a fixed scale folded into the inner optimizer is not such a wrap."""
-    out = Plan()
+    left to the policy rule, and a fixed scale folded into the inner optimizer (`replace`, the site edits' node
+    edits) is not such a wrap."""
+    parts = []
     for read in reads:
         value = facts.assigned_value(read.value) if isinstance(read.value, cst.Name) else None
-        if value is not None and value in plan.lso_calls and not isinstance(plan.replace.get(value), FoldFactor):
-            out.add(plan_other_scale_read(facts, read, plan.lso_calls, plan.shim_calls))
-    return out
+        if value is not None and value in migrated and not isinstance(replace.get(value), FoldFactor):
+            parts.append(plan_other_scale_read(facts, read, migrated, on_shim))
+    return merged(parts)
 
 
 def plan_scale_read(facts: Facts, read: cst.Attribute) -> Plan:
     """`<model>.optimizer.loss_scale` -> `.dynamic_scale`: the name of the current scale on Keras 3."""
-    out = Plan()
     parent = facts.parent(read)
     if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) or (isinstance(parent, cst.Call) and parent.func is read):
-        out.warn(read, w.UNSUPPORTED_USE)
-        return out
-    out.replace[read] = NewAttr("dynamic_scale")
-    out.warn(read, w.SCALE_READ_NOTE)
-    return out
+        return Plan(warnings=((read, w.UNSUPPORTED_USE),))
+    return Plan(replace={read: NewAttr("dynamic_scale")}, warnings=((read, w.SCALE_READ_NOTE),))
 
 
-def _apply_unscaled(out: Plan, uses: list[cst.CSTNode], source: cst.Name | None, drop: cst.CSTNode) -> None:
+def _apply_unscaled(out: Draft, uses: list[cst.CSTNode], source: cst.Name | None, drop: cst.CSTNode) -> None:
     """Renames `uses` to `source` and drops the statement `drop`; a call `drop` becomes its argument."""
     if isinstance(drop, cst.Call):
         out.replace[drop] = FirstArgument()

@@ -69,7 +69,7 @@ def wrap(site: Site, bound: dict[str, cst.Arg]) -> Wrap | FixedFactor:
         if not is_power_of_two(scale.initial_scale):
             raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
         compiles = _compiles_receiving(site.facts, call)
-        return FixedFactor(call, opt, scale, row, compiles, folded)
+        return FixedFactor(call, opt, scale, row, tuple(compiles), folded)
     iterations_note = (
         site.target == "keras3" and scale.dynamic and new_name != LOOP_SHIM and reads_iterations(site.facts, opt.value)
     )

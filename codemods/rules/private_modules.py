@@ -8,8 +8,9 @@ from lossscale_compat import _mapping
 
 from .. import _import_plan
 from .. import _warnings as w
-from .._edits import Plan
+from .._edits import Draft, Plan
 from .._facts import Facts
+from .._import_plan import Imports
 from .._values import Unsafe, full_name
 from .optimizer import class_checked
 
@@ -22,16 +23,19 @@ def _private(module: str) -> bool:
     )
 
 
-def plan_private_modules(facts: Facts, target: str, plan: Plan) -> None:
-    """Plans each import of a private mixed-precision module as a module, never leaving one silently."""
+def plan_private_modules(facts: Facts, target: str, imports: Imports) -> Plan:
+    """Plans each import of a private mixed-precision module as a module, never leaving one silently; the uses it
+    moves are spelled from the planned `imports`."""
+    plan = Draft()
     for node in facts.scanned:
         if not isinstance(node, (cst.Import, cst.ImportFrom)) or facts.is_suppressed(node):
             continue
         if node in {statement for _, statement in facts.private_imports}:
             continue  # names only: `_import_plan.plan_private_imports`
-        codes = {_plan_private_alias(facts, target, plan, node, alias) for alias in _aliases(node)}
+        codes = {_plan_private_alias(facts, target, imports, plan, node, alias) for alias in _aliases(node)}
         for code in sorted(code for code in codes if code is not None):
             plan.warn(node, code)
+    return plan.frozen()
 
 
 def _aliases(node: cst.Import | cst.ImportFrom) -> list[cst.ImportAlias]:
@@ -43,7 +47,7 @@ def _aliases(node: cst.Import | cst.ImportFrom) -> list[cst.ImportAlias]:
 
 
 def _plan_private_alias(
-    facts: Facts, target: str, plan: Plan, node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias
+    facts: Facts, target: str, imports: Imports, plan: Draft, node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias
 ) -> str | None:
     """The code for one imported name: LSC140 when its module's uses moved, LSC110 when a private module or name
     is left, None when another rule decides it (a name of `PRIVATE_NAMES`, a module with rows)."""
@@ -60,7 +64,9 @@ def _plan_private_alias(
         return None  # `plan_device_checks`
     if name in _mapping.PRIVATE_MODULES:
         return (
-            _move_module_uses(facts, target, plan, node, alias, name, local) if local is not None else w.UNSUPPORTED_USE
+            _move_module_uses(facts, target, imports, plan, node, alias, name, local)
+            if local is not None
+            else w.UNSUPPORTED_USE
         )
     if handled or name in _mapping.PRIVATE_NAMES:
         return None
@@ -68,7 +74,14 @@ def _plan_private_alias(
 
 
 def _move_module_uses(
-    facts: Facts, target: str, plan: Plan, node: cst.CSTNode, alias: cst.ImportAlias, module: str, local: str
+    facts: Facts,
+    target: str,
+    imports: Imports,
+    plan: Draft,
+    node: cst.CSTNode,
+    alias: cst.ImportAlias,
+    module: str,
+    local: str,
 ) -> str | None:
     """Rewrites each `<local>.X` to lossscale_compat's X and drops the import, if it provides every X read; in a
     module the target still has (`_mapping.PRIVATE_MODULES_KEPT`), moves the X it provides and keeps the rest."""
@@ -96,20 +109,23 @@ def _move_module_uses(
     if kept and not reads:
         return None
     try:
-        spelled = [(use, _import_plan.spell(facts, target, plan, new, use)) for use, new in reads]
+        spelled = [(use, _import_plan.spell(facts, target, imports, new, use)) for use, new in reads]
     except Unsafe as unsafe:
         return unsafe.code
-    plan.replace.update(spelled)
+    for use, (expression, needed) in spelled:
+        plan.replace[use] = expression
+        plan.needed_imports.extend(needed)
     if not others:
         plan.import_actions[alias] = None
     return w.PRIVATE_IMPORT_NOTE
 
 
-def plan_device_checks(facts: Facts, plan: Plan) -> None:
+def plan_device_checks(facts: Facts) -> Plan:
     """Removes each import of TF's private `device_compatibility_check` (`_mapping.DEVICE_CHECK_MODULES`) with the
     statements that only set an attribute of it or call something of it, where every binding of its local name in
     its scope is such an import (both sides of a version guard) and every use such a statement: LSC151. Else the
     import is warned (LSC110)."""
+    plan = Draft()
     groups: dict[tuple[int, str], list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias]]] = {}
     scopes = {}
     for node in facts.scanned:
@@ -129,6 +145,7 @@ def plan_device_checks(facts: Facts, plan: Plan) -> None:
         if drops is not None:
             plan.drop_small.update(drops)
             plan.import_actions.update((alias, None) for _, alias in imports)
+    return plan.frozen()
 
 
 def _device_check_local(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
 
 import libcst as cst
 
@@ -32,8 +31,9 @@ class Site:
     row: _mapping.Rename
     call: cst.Call | None
     """The call of the site (`node(...)`), if it is called."""
-    kept_for_tf1: Collection[cst.Call]
-    """The graph rewrites and TF1 optimizers decided so far to stay on TF1 (or of an unknown optimizer)."""
+    kept_for_tf1: frozenset[cst.Call]
+    """The graph rewrites and TF1 optimizers that stay on TF1 (or of an unknown optimizer): every one, for a
+    loss-scale site (the only rule that reads it); empty for the calls, which are decided first."""
 
     def bound(self) -> dict[str, cst.Arg]:
         """The call's arguments by TF 2.4's parameter names for the row's rule, or raises Unsafe."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typing
 
 from lossscale_compat import _mapping
-from lossscale_compat.codemods import _apply, _decide, _edits
+from lossscale_compat.codemods import _decide, _edits, _node_plan
 
 
 def test_every_rule_of_the_table_has_a_decider():
@@ -13,8 +13,8 @@ def test_every_rule_of_the_table_has_a_decider():
     assert {row.rule for row in _mapping.RENAMES} <= set(_decide.DECIDERS)
 
 
-def test_every_site_edit_has_an_applier():
-    assert set(_apply.BY_EDIT) == set(typing.get_args(_edits.SiteEdit))
+def test_every_site_edit_is_planned():
+    assert set(_node_plan.BY_EDIT) == set(typing.get_args(_edits.SiteEdit))
 
 
 def test_an_edit_names_what_an_import_of_its_site_becomes():
