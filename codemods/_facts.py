@@ -17,7 +17,7 @@ from libcst.metadata import CodeRange, QualifiedName, QualifiedNameSource
 
 from lossscale_compat._mapping import normal_name
 
-from ._scopes import Binding, ClassScope, FunctionScope, GlobalScope, Scope
+from ._scopes import Binding, BuiltinBinding, ClassScope, FunctionScope, GlobalScope, Scope
 from ._values import Expr, full_name
 
 ImportBinding = tuple[str, cst.CSTNode, "cst.ImportAlias | None"]
@@ -45,6 +45,10 @@ class Positions:
         if self._ranges is None:
             self._ranges = self._resolve()
         return self._ranges[node]
+
+
+CLASS_CHECKS = frozenset({"isinstance", "issubclass"})
+"""The built-ins that check a class."""
 
 
 class Reading:
@@ -220,3 +224,22 @@ class Facts(Reading):
     """From-imports of only `_mapping.PRIVATE_NAMES`, with the module's name."""
     warnings: tuple[tuple[cst.CSTNode, str], ...]
     """What the scan itself warns about (an ambiguous name, an unsupported use), as (node, code)."""
+
+    def class_checked(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is the class (alone, or in a tuple) that the built-in `isinstance`/`issubclass` checks."""
+        parent = self.parent(node)
+        if isinstance(parent, cst.Element) and isinstance(tuple_ := self.parent(parent), cst.Tuple):
+            parent = self.parent(tuple_)
+        call = self.parent(parent) if isinstance(parent, cst.Arg) else None
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in CLASS_CHECKS
+            and len(call.args) == 2
+            and call.args[1] is parent
+            and parent.keyword is None
+            and not parent.star
+        ):
+            return False
+        scope = self.scopes.get(call.func) or self.global_scope
+        return all(isinstance(binding, BuiltinBinding) for binding in scope[call.func.value])

@@ -123,11 +123,30 @@ def plan_private_imports(facts: Facts) -> Plan:
     for module, statement in facts.private_imports:
         assert not isinstance(statement.names, cst.ImportStar)  # as `SiteCollector.visit_ImportFrom` found
         for alias in statement.names:
-            new_module, _, short = _mapping.PRIVATE_NAMES[f"{module}.{alias.evaluated_name}"].rpartition(".")
             local = alias.evaluated_alias or alias.evaluated_name
+            new = _mapping.PRIVATE_NAMES[f"{module}.{alias.evaluated_name}"]
+            checks = _class_checks(facts, statement, local) if new in _mapping.CLASS_CHECK_NAMES else []
+            if checks and all(checks):  # only read by `isinstance`/`issubclass`: the name true for every kind
+                new = _mapping.CLASS_CHECK_NAMES[new]
+            elif any(checks):  # also called: our class under the name, and each check left to a person
+                for reference, checked in zip(_references(facts, statement, local), checks):
+                    if checked:
+                        plan.warn(reference, w.UNSUPPORTED_USE)
+            new_module, _, short = new.rpartition(".")
             plan.import_actions[alias] = MovedImport(new_module, short, local)
         plan.warn(statement, w.PRIVATE_IMPORT_NOTE)
     return plan.frozen()
+
+
+def _references(facts: Facts, statement: cst.ImportFrom, local: str) -> list[cst.CSTNode]:
+    """The reads of the name `local` that `statement` binds, in its scope."""
+    scope = facts.scopes.get(statement) or facts.global_scope
+    return [ref.node for binding in scope[local] if binding.node is statement for ref in binding.references]
+
+
+def _class_checks(facts: Facts, statement: cst.ImportFrom, local: str) -> list[bool]:
+    """For each read of the name `statement` binds, whether `isinstance`/`issubclass` checks it."""
+    return [facts.class_checked(node) for node in _references(facts, statement, local)]
 
 
 def _site_binding(facts: Facts, site: Expr) -> str | None:

@@ -345,9 +345,10 @@ MESSAGES = {
         "`get_loss_scale_weights` of `tensorflow.python.training.experimental.loss_scale`, gone since TF 2.4. So it "
         "now imports lossscale_compat's names of the same behaviour under the same local names: "
         "`LossScaleOptimizerV1` is lossscale_compat's `LossScaleOptimizer`, TF 2.4's `LossScaleOptimizer` its "
-        "`KerasLossScaleOptimizer`, `PolicyV1` its `Policy`, and the loss scale's `get`/`serialize`/`deserialize` and "
-        "`get_loss_scale_weights` its own. To move on, use the target's `keras.mixed_precision` names (see "
-        "docs/codemod.md)."
+        "`KerasLossScaleOptimizer` (either is its `AnyLossScaleOptimizer` where only `isinstance`/`issubclass` read "
+        "it, which is true for the target's class too), `PolicyV1` its `Policy`, and the loss scale's "
+        "`get`/`serialize`/`deserialize` and `get_loss_scale_weights` its own. To move on, use the target's "
+        "`keras.mixed_precision` names (see docs/codemod.md)."
     ),
     NAME_LEFT: (
         "The codemod left a name the target lacks: this line still names `{0}`, and {1} does not exist on {2} "

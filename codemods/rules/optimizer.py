@@ -8,8 +8,7 @@ from lossscale_compat import _mapping
 
 from .. import _warnings as w
 from .._edits import FixedFactor, NewName, SiteEdit, Wrap
-from .._facts import Facts
-from .._scopes import BuiltinBinding
+from .._facts import CLASS_CHECKS, Facts
 from .._values import Expr, Unsafe, has_comment, is_power_of_two
 from . import loss_scale
 from .optimizer_class import LOOP_SHIM
@@ -28,8 +27,6 @@ _BIAS_CORRECTED_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "Nadam"})
 
 _ITERATION_KEYWORDS = frozenset({"use_ema", "ema_overwrite_frequency", "gradient_accumulation_steps"})
 
-_CLASS_CHECKS = frozenset({"isinstance", "issubclass"})
-
 
 def decide(site: Site) -> SiteEdit:
     """`LossScaleOptimizer(opt, loss_scale)` wrapped on the target; the class itself, uncalled, kept running."""
@@ -41,7 +38,7 @@ def decide(site: Site) -> SiteEdit:
         if isinstance(parent, cst.Assign) and parent.value is site.node:
             # `wrapper_class = LossScaleOptimizer`, called with TF 2.4's arguments
             return NewName(row.shim, w.CLASS_SHIM_NOTE)
-        if class_checked(site.facts, site.node):
+        if site.facts.class_checked(site.node):
             return NewName(row.fallback, w.CLASS_CHECK_FALLBACK_NOTE)  # `isinstance(x, <the class>)`
         if _compared_or_subclassed(site.facts, site.node):
             raise Unsafe(w.UNSUPPORTED_USE)  # `type(x) is <the class>`, `class C(<the class>)`: a person's choice
@@ -170,29 +167,9 @@ def _is_inline_keras3_optimizer(facts: Facts, node: Expr) -> bool:
     return all(not arg.star and (arg.keyword is None or arg.keyword.value != "loss_scale_factor") for arg in node.args)
 
 
-def class_checked(facts: Facts, site: Expr) -> bool:
-    """Whether `site` is the class (alone, or in a tuple) that the built-in `isinstance`/`issubclass` checks."""
-    parent = facts.parent(site)
-    if isinstance(parent, cst.Element) and isinstance(tuple_ := facts.parent(parent), cst.Tuple):
-        parent = facts.parent(tuple_)
-    call = facts.parent(parent) if isinstance(parent, cst.Arg) else None
-    if not (
-        isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Name)
-        and call.func.value in _CLASS_CHECKS
-        and len(call.args) == 2
-        and call.args[1] is parent
-        and parent.keyword is None
-        and not parent.star
-    ):
-        return False
-    scope = facts.scopes.get(call.func) or facts.global_scope
-    return all(isinstance(binding, BuiltinBinding) for binding in scope[call.func.value])
-
-
 def _compared_or_subclassed(facts: Facts, site: Expr) -> bool:
     """Whether `site` is compared (`is`, `==`, `in`, ...), a base class, or passed to a call named like a class
-    check that `class_checked` did not take (`isinstance(o, classinfo=...)`, a rebound `isinstance`)."""
+    check that `Facts.class_checked` did not take (`isinstance(o, classinfo=...)`, a rebound `isinstance`)."""
     node: cst.CSTNode = site
     parent = facts.parent(node)
     while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Set)):
@@ -202,4 +179,4 @@ def _compared_or_subclassed(facts: Facts, site: Expr) -> bool:
     call = facts.parent(parent) if isinstance(parent, cst.Arg) else None
     if isinstance(call, cst.ClassDef):
         return True
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _CLASS_CHECKS
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in CLASS_CHECKS

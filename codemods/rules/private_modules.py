@@ -12,7 +12,6 @@ from .._edits import Draft, Plan
 from .._facts import Facts
 from .._import_plan import Imports
 from .._values import Unsafe, full_name
-from .optimizer import class_checked
 
 
 def _private(module: str) -> bool:
@@ -105,7 +104,7 @@ def _move_module_uses(
                     return w.UNSUPPORTED_USE
                 others = True
                 continue
-            reads.append((use, _mapping.CLASS_CHECK_NAMES.get(new, new) if class_checked(facts, use) else new))
+            reads.append((use, _mapping.CLASS_CHECK_NAMES.get(new, new) if facts.class_checked(use) else new))
     if kept and not reads:
         return None
     try:
