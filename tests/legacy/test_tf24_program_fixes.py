@@ -250,8 +250,16 @@ def schedule():
     return tf.keras.optimizers.schedules.ExponentialDecay(1.0, 10, 0.5)
 
 
+@pytest.fixture
+def by_default(monkeypatch):
+    """Legacy mode as `install()` sets it up with LOSSSCALE_COMPAT_TF24_OPTIMIZERS unset."""
+    lossscale_compat.uninstall()
+    monkeypatch.delenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", raising=False)
+    lossscale_compat.install()
+
+
 @keras2_only
-def test_tf24s_optimizers_are_the_default_in_legacy_mode():
+def test_tf24s_optimizers_are_the_default_in_legacy_mode(by_default):
     """`tf.keras.optimizers.SGD` is TF 2.4's `OptimizerV2`, in TF 2.4's class (`type(opt)` is the name used)."""
     opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(schedule()))
     assert _flavour.is_legacy_keras_optimizer(opt.inner_optimizer)
@@ -272,7 +280,7 @@ def test_with_the_opt_out_todays_optimizers_stay_todays_in_legacy_mode():
 
 @keras2_only
 @pytest.mark.parametrize("form", ["v2", "v1"])
-def test_tf24s_names_build_the_modern_form_for_todays_optimizers(form):
+def test_tf24s_names_build_the_modern_form_for_todays_optimizers(by_default, form):
     """Given one of today's optimizers (`tf.keras.optimizers.experimental`), TF 2.4's names build the form over it,
     as Keras 2's own class does the other way round; either form is an instance of both names."""
     opt = wrap_tf24(form, tf.keras.optimizers.experimental.SGD(0.5))
@@ -293,7 +301,7 @@ def test_tf24s_names_build_the_modern_form_for_todays_optimizers(form):
 
 @keras2_only
 @pytest.mark.parametrize("form", ["v2", "v1"])
-def test_a_subclass_of_tf24s_name_wraps_tf24s_optimizers_and_refuses_todays(form):
+def test_a_subclass_of_tf24s_name_wraps_tf24s_optimizers_and_refuses_todays(by_default, form):
     """A program's own subclass of TF 2.4's class trains over TF 2.4's optimizers and comes back from its config
     as itself; given one of today's optimizers it says what to pass instead."""
     base = mp().LossScaleOptimizer if form == "v2" else mp().experimental.LossScaleOptimizer
