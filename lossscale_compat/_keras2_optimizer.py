@@ -11,6 +11,7 @@ the class builds its legacy form instead, as Keras 2's own class does: a subclas
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import tensorflow as tf
@@ -251,21 +252,30 @@ class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimize
     def apply_gradients(
         self, grads_and_vars: Any, name: Any = None, experimental_aggregate_gradients: bool = True
     ) -> Any:
-        """TF 2.4's; both arguments reach an inner optimizer's own `apply_gradients` as TF 2.4 passed them."""
-        self.__dict__["_tf24_call"] = (name, experimental_aggregate_gradients)
+        """TF 2.4's: both arguments reach the inner optimizer's `apply_gradients` as TF 2.4 passed them, and with one
+        replica the inner optimizer sums the gradients (its `gradient_aggregator`) after the finiteness check, as in
+        TF 2.4. Keras 2 sums them first, which it keeps for several replicas, where each must see every inf."""
+        grads_and_vars = list(grads_and_vars)
+        if self.dynamic and grads_and_vars and all(grad is None for grad, _ in grads_and_vars):
+            # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients provided".
+            tf.distribute.get_replica_context().merge_call(lambda _: self._loss_scale.update([]))
+        summed = experimental_aggregate_gradients and tf.distribute.get_strategy().num_replicas_in_sync > 1
+        self.__dict__["_tf24_call"] = (name, experimental_aggregate_gradients, summed)
         try:
-            return super().apply_gradients(grads_and_vars, name, experimental_aggregate_gradients)
+            return super().apply_gradients(grads_and_vars, name, summed)
         finally:
             self.__dict__.pop("_tf24_call", None)
 
     def _apply_gradients(self, grads: Any, wrapped_vars: Any, name: Any) -> Any:
-        """Calls an inner optimizer's own `apply_gradients` with TF 2.4's arguments: `name` positionally, and
-        `experimental_aggregate_gradients` as given (Keras 2 passes False, having summed the gradients itself)."""
+        """Calls the inner optimizer's `apply_gradients` with TF 2.4's arguments: `name` positionally to an override,
+        and `experimental_aggregate_gradients` as given (Keras 2 passes False, having summed the gradients itself)."""
         inner = self._optimizer
-        if not _forwarding.overrides_apply_gradients(inner):
-            return super()._apply_gradients(grads, wrapped_vars, name)
-        args, kwargs = _forwarding.apply_gradients_arguments(inner, *self.__dict__.get("_tf24_call", (name, True)))
-        with _flavour.gradients_not_all_reduced(inner):
+        name, aggregate, summed = self.__dict__.get("_tf24_call", (name, False, False))
+        if _forwarding.overrides_apply_gradients(inner):
+            args, kwargs = _forwarding.apply_gradients_arguments(inner, name, aggregate)
+        else:
+            args, kwargs = (), {"name": name, _forwarding.AGGREGATE: aggregate}
+        with _flavour.gradients_not_all_reduced(inner) if summed else contextlib.nullcontext():
             return inner.apply_gradients(list(zip(grads, wrapped_vars.value)), *args, **kwargs)
 
     @classmethod

@@ -5,6 +5,7 @@ compare with TF 2.4.0's recorded results; here each runs again in legacy mode, w
 are the classes they test (checked first), so each is a run of the TF 2.4 test through TF 2.4's public API.
 """
 
+import pytest
 import tensorflow as tf
 from test_tf24_loss_scale_test_items import *  # noqa: F403 - re-collected here, in legacy mode
 from test_configs import (  # noqa: F401 - re-collected here, in legacy mode
@@ -19,6 +20,18 @@ from test_tf24_lso_test_items import *  # noqa: F403
 
 import lossscale_compat
 from lossscale_compat import _flavour
+
+
+@pytest.fixture(autouse=True)
+def tf24_public_names(legacy_mode, monkeypatch):
+    """The tf24_item tests' classes as a TF 2.4 program spells them, resolved in legacy mode (on Keras 2, by default,
+    TF 2.4's optimizers and the loss-scale optimizer forms over them), not as the items' module bound them."""
+    import test_tf24_lso_test_items as items
+
+    mp = tf.keras.mixed_precision
+    for name, value in {"LSO": mp.LossScaleOptimizer, "LSOV1": mp.experimental.LossScaleOptimizer,
+                        "SGD": tf.keras.optimizers.SGD, "Adam": tf.keras.optimizers.Adam}.items():
+        monkeypatch.setattr(items, name, value)
 
 
 def test_tf24_public_names_are_the_classes_the_items_test():
