@@ -541,6 +541,17 @@ def keras_compile_hook() -> tuple[type[Any], str]:
     return (model, "_get_optimizer") if hasattr(model, "_get_optimizer") else (model, "compile")
 
 
+def keras2_graph_model() -> Any:
+    """Keras 2's TF1 graph-mode `Model` (`training_v1`), whose `_set_optimizer` decides the mixed_float16 wrapping in
+    graph mode in place of `_get_optimizer`; None where there is none (Keras 3)."""
+    package = tf.keras.Model.__module__.rsplit(".", 1)[0]
+    try:
+        model = getattr(importlib.import_module(f"{package}.training_v1"), "Model", None)
+    except ImportError:
+        return None
+    return model if hasattr(model, "_set_optimizer") else None
+
+
 def keras_load_weights_without_tf_checkpoints() -> Any:
     """Keras's `Model` if its `load_weights` cannot read a TF-format checkpoint prefix (Keras 3), else None.
 

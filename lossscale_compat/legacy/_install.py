@@ -66,6 +66,9 @@ def _apply() -> None:
         _set(target, name, value)
     model, method = _flavour.keras_compile_hook()
     _set(model, method, _keras_hooks.hooked(getattr(model, method), method))
+    graph_model = _flavour.keras2_graph_model()
+    if graph_model is not None:
+        _set(graph_model, "_set_optimizer", _keras_hooks.graph_set_optimizer(graph_model._set_optimizer))
     for cls in _flavour.keras_checkpoint_lookup_classes():
         _set(
             cls,

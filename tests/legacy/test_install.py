@@ -17,7 +17,9 @@ from lossscale_compat.legacy import _namespaces
 
 def places():
     """Every (object, name) legacy mode assigns to on this stack."""
-    return [(target, name) for target, name, _ in _namespaces.assignments(tf)] + [_flavour.keras_compile_hook()]
+    graph_model = _flavour.keras2_graph_model()
+    return [(target, name) for target, name, _ in _namespaces.assignments(tf)] + [_flavour.keras_compile_hook()] + (
+        [] if graph_model is None else [(graph_model, "_set_optimizer")])
 
 
 def snapshot(places):
