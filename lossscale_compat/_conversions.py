@@ -141,13 +141,13 @@ def check_not_optimizer_v2_style(inner_optimizer: Any) -> None:
 
 _KERAS2_WAY_OUT = (
     "`pip install tf_keras` and `TF_USE_LEGACY_KERAS=1`; there TF 2.4's optimizers are `tf.keras.optimizers.legacy`, "
-    "and legacy mode with `LOSSSCALE_COMPAT_TF24_OPTIMIZERS=1` gives them as `tf.keras.optimizers`"
+    "and legacy mode gives them as `tf.keras.optimizers`"
 )
 
 
 def check_not_tf1_graph_mode(what: str) -> None:
     """Refuses TF1 graph mode where the optimizer cannot run in it (Keras 3's optimizers, and Keras 2's newer ones,
-    which TF 2.4 code gets in legacy mode by default), naming the ways out."""
+    which TF 2.4 code gets in legacy mode only with LOSSSCALE_COMPAT_TF24_OPTIMIZERS=0), naming the ways out."""
     if not _flavour.in_tf1_graph_mode():
         return
     if _flavour.keras_has_tf1_graph_mode():
@@ -155,8 +155,8 @@ def check_not_tf1_graph_mode(what: str) -> None:
             f"{what} cannot run in TF1 graph mode (`tf.compat.v1.disable_eager_execution()` or a `tf.Graph`): Keras "
             "2's `tf.keras.optimizers` run eagerly or inside `tf.function` only. TF 2.4's optimizers, which ran in "
             "graph mode, are `tf.keras.optimizers.legacy` here: build the inner optimizer from there, or run the "
-            "program in legacy mode with `LOSSSCALE_COMPAT_TF24_OPTIMIZERS=1`, which gives them as "
-            "`tf.keras.optimizers`."
+            "program in legacy mode without its opt-out (`LOSSSCALE_COMPAT_TF24_OPTIMIZERS=0`, "
+            "`install(tf24_optimizers=False)`): by default it gives them as `tf.keras.optimizers`."
         )
     raise RuntimeError(
         f"{what} cannot run in TF1 graph mode (`tf.compat.v1.disable_eager_execution()`): Keras 3's optimizers and "

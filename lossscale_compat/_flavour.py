@@ -137,6 +137,11 @@ def is_legacy_keras_optimizer(optimizer: Any) -> bool:
     return isinstance(optimizer, base)
 
 
+def optimizer_base_class(optimizer: Any) -> type[Any]:
+    """The Keras base class of `optimizer`'s kind: TF 2.4's `OptimizerV2` for a legacy one, else today's."""
+    return STACK_OPTIMIZERS.legacy.Optimizer if is_legacy_keras_optimizer(optimizer) else current_optimizer_class()
+
+
 def tf24_optimizers_in_effect() -> bool:
     """Whether `tf.keras.optimizers` gives TF 2.4's `OptimizerV2` family now (legacy mode's `tf24_optimizers`)."""
     legacy = tf24_optimizers_module()
@@ -543,6 +548,17 @@ def keras_compile_hook() -> tuple[type[Any], str]:
     return (model, "_get_optimizer") if hasattr(model, "_get_optimizer") else (model, "compile")
 
 
+def keras2_graph_model() -> Any:
+    """Keras 2's TF1 graph-mode `Model` (`training_v1`), whose `_set_optimizer` decides the mixed_float16 wrapping in
+    graph mode in place of `_get_optimizer`; None where there is none (Keras 3)."""
+    package = tf.keras.Model.__module__.rsplit(".", 1)[0]
+    try:
+        model = getattr(importlib.import_module(f"{package}.training_v1"), "Model", None)
+    except ImportError:
+        return None
+    return model if hasattr(model, "_set_optimizer") else None
+
+
 def keras_load_weights_without_tf_checkpoints() -> Any:
     """Keras's `Model` if its `load_weights` cannot read a TF-format checkpoint prefix (Keras 3), else None.
 
@@ -635,8 +651,12 @@ _AGGREGATION_METHODS = ("_all_reduce_sum_gradients", "aggregate_gradients", "_ag
 
 @contextlib.contextmanager
 def gradients_not_all_reduced(optimizer: Any) -> Any:
-    """Within: `optimizer` applies gradients as given, without its all-reduce across replicas (Keras 3's or 2's)."""
-    patched = [name for name in _AGGREGATION_METHODS[:2] if hasattr(optimizer, name)]
+    """Within: `optimizer` applies gradients as given, without its all-reduce across replicas (Keras 3's or 2's, or
+    TF 2.4's `OptimizerV2`'s, whose transform before the all-reduce Keras 2's wrapper has run already too)."""
+    names = _AGGREGATION_METHODS[:2]
+    if is_legacy_keras_optimizer(optimizer):
+        names = ("_transform_unaggregated_gradients", _AGGREGATION_METHODS[2])
+    patched = [name for name in names if hasattr(optimizer, name)]
     for name in patched:
         vars(optimizer)[name] = lambda grads_and_vars: grads_and_vars  # untracked by Keras
     try:

@@ -20,8 +20,8 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 
 def overrides_apply_gradients(inner: Any) -> bool:
-    """Whether `inner`'s class has an `apply_gradients` of its own, not the Keras optimizer base class's."""
-    return type(inner).apply_gradients is not tf.keras.optimizers.Optimizer.apply_gradients
+    """Whether `inner`'s class has an `apply_gradients` of its own, not its Keras optimizer base class's."""
+    return type(inner).apply_gradients is not _flavour.optimizer_base_class(inner).apply_gradients
 
 
 def _parameters_after_grads(method: Any) -> list | None:

@@ -11,6 +11,7 @@ the class builds its legacy form instead, as Keras 2's own class does: a subclas
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import tensorflow as tf
@@ -29,20 +30,28 @@ def _inner_argument(args: tuple, kwargs: dict) -> Any:
 
 
 class ByInnerOptimizer(_Keras2Metaclass):
-    """Builds a class's legacy form (`_legacy_form`) for a legacy inner optimizer, as Keras 2's own class does.
+    """Builds the form of a class that fits the inner optimizer, as Keras 2's own class does: its legacy form
+    (`_legacy_form`) for a legacy (`OptimizerV2`) inner optimizer, its modern form (`_modern_form`) for any other.
 
-    An instance of the legacy form is an instance of the class too.
+    An instance of either form is an instance of the other too.
     """
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        legacy_form = cls.__dict__.get("_legacy_form")
-        if legacy_form is not None and _flavour.is_legacy_keras_optimizer(_inner_argument(args, kwargs)):
-            return legacy_form(*args, **kwargs)
+        forms = cls.__dict__
+        if _flavour.is_legacy_keras_optimizer(_inner_argument(args, kwargs)):
+            other_form = forms.get("_legacy_form")
+        else:
+            other_form = forms.get("_modern_form")
+        if other_form is not None:
+            return other_form(*args, **kwargs)
         return super().__call__(*args, **kwargs)
 
     def __instancecheck__(cls, instance: Any) -> bool:
-        legacy_form = cls.__dict__.get("_legacy_form")
-        return super().__instancecheck__(instance) or (legacy_form is not None and isinstance(instance, legacy_form))
+        other_form = cls.__dict__.get("_legacy_form", cls.__dict__.get("_modern_form"))
+        # `type.__instancecheck__` for the other form: its own check would ask this class again.
+        return super().__instancecheck__(instance) or (
+            other_form is not None and type.__instancecheck__(other_form, instance)
+        )
 
 
 class SkippedSteps:
@@ -207,11 +216,11 @@ class KerasLossScaleOptimizer(
         return [] if scale_and_counter is None else [scale_and_counter[1], scale_and_counter[0]]
 
 
-class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimizer):
+class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimizer, metaclass=ByInnerOptimizer):
     """TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer` over a legacy (`OptimizerV2`) optimizer.
 
     Keras 2's own class for these is TF 2.4's; this adds TF 2.4's argument checks, `skipped_steps`, and
-    configs of either form.
+    configs of either form. Called with any other optimizer, the class builds its modern form instead.
     """
 
     _tf24_name = "LossScaleOptimizer"
@@ -219,6 +228,13 @@ class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimize
     def __init__(
         self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None, dynamic_growth_steps: Any = None
     ):
+        if isinstance(inner_optimizer, _flavour.current_optimizer_class()):  # a subclass, which has no modern form
+            raise TypeError(
+                f"{type(self).__name__}, a subclass of TF 2.4's loss-scale optimizer, wraps TF 2.4's optimizers "
+                f"(`OptimizerV2`, which legacy mode gives as `tf.keras.optimizers`), but got {inner_optimizer}, one "
+                f"of today's optimizers. Pass `tf.keras.optimizers.legacy.{type(inner_optimizer).__name__}` "
+                "instead, or subclass `lossscale_compat.KerasLossScaleOptimizer` for today's optimizers."
+            )
         _conversions.check_not_nested(inner_optimizer)
         _conversions.check_scale_arguments(initial_scale, dynamic_growth_steps)
         was_wrapped = getattr(inner_optimizer, "_is_wrapped_by_loss_scale_optimizer", False)
@@ -233,11 +249,42 @@ class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimize
         if self.dynamic:
             self._count_skips_of(self._loss_scale)
 
+    def apply_gradients(
+        self, grads_and_vars: Any, name: Any = None, experimental_aggregate_gradients: bool = True
+    ) -> Any:
+        """TF 2.4's: both arguments reach the inner optimizer's `apply_gradients` as TF 2.4 passed them, and with one
+        replica the inner optimizer sums the gradients (its `gradient_aggregator`) after the finiteness check, as in
+        TF 2.4. Keras 2 sums them first, which it keeps for several replicas, where each must see every inf."""
+        grads_and_vars = list(grads_and_vars)
+        if self.dynamic and grads_and_vars and all(grad is None for grad, _ in grads_and_vars):
+            # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients provided".
+            tf.distribute.get_replica_context().merge_call(lambda _: self._loss_scale.update([]))
+        summed = experimental_aggregate_gradients and tf.distribute.get_strategy().num_replicas_in_sync > 1
+        self.__dict__["_tf24_call"] = (name, experimental_aggregate_gradients, summed)
+        try:
+            return super().apply_gradients(grads_and_vars, name, summed)
+        finally:
+            self.__dict__.pop("_tf24_call", None)
+
+    def _apply_gradients(self, grads: Any, wrapped_vars: Any, name: Any) -> Any:
+        """Calls the inner optimizer's `apply_gradients` with TF 2.4's arguments: `name` positionally to an override,
+        and `experimental_aggregate_gradients` as given (Keras 2 passes False, having summed the gradients itself)."""
+        inner = self._optimizer
+        name, aggregate, summed = self.__dict__.get("_tf24_call", (name, False, False))
+        if _forwarding.overrides_apply_gradients(inner):
+            args, kwargs = _forwarding.apply_gradients_arguments(inner, name, aggregate)
+        else:
+            args, kwargs = (), {"name": name, _forwarding.AGGREGATE: aggregate}
+        with _flavour.gradients_not_all_reduced(inner) if summed else contextlib.nullcontext():
+            return inner.apply_gradients(list(zip(grads, wrapped_vars.value)), *args, **kwargs)
+
     @classmethod
     def from_config(cls, config: dict, custom_objects: Any = None) -> Any:
+        """This class again, in the form that fits the config's inner optimizer (a subclass: the subclass)."""
         inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
-        return KerasLossScaleOptimizer(inner, **kwargs)
+        return cls(inner, **kwargs)
 
 
 KerasLossScaleOptimizer._legacy_form = LegacyKerasLossScaleOptimizer
+LegacyKerasLossScaleOptimizer._modern_form = KerasLossScaleOptimizer
 LegacyKerasLossScaleOptimizer.__name__ = LegacyKerasLossScaleOptimizer._tf24_name  # in messages, as TF 2.4's

@@ -27,6 +27,14 @@ def _tf24_loss_scale_kwargs(loss_scale: Any) -> dict[str, Any]:
     return kwargs
 
 
+def _inner_and_kwargs(config: dict, custom_objects: Any) -> tuple[Any, dict[str, Any]]:
+    """A config's inner optimizer and the modern constructor's keyword arguments, checked as TF 2.4 checked them."""
+    inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
+    if not kwargs.get("dynamic", True):  # TF 2.4 rebuilt a FixedLossScale here, with its checks
+        _loss_scale.check_fixed_loss_scale_value(kwargs["initial_scale"])
+    return inner, kwargs
+
+
 class LossScaleOptimizer(KerasLossScaleOptimizer):
     """TF 2.4's `tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale)`.
 
@@ -42,9 +50,7 @@ class LossScaleOptimizer(KerasLossScaleOptimizer):
     @classmethod
     def from_config(cls, config: dict, custom_objects: Any = None) -> LossScaleOptimizer:
         """Accepts TF <= 2.3 configs (`optimizer`, `loss_scale`) and TF 2.4's four-key configs."""
-        inner, kwargs = _conversions.optimizer_from_config(config, custom_objects)
-        if not kwargs.get("dynamic", True):  # TF 2.4 rebuilt a FixedLossScale here, with its checks
-            _loss_scale.check_fixed_loss_scale_value(kwargs["initial_scale"])
+        inner, kwargs = _inner_and_kwargs(config, custom_objects)
         legacy_form = cls.__dict__.get("_legacy_form")
         if legacy_form is not None and _flavour.is_legacy_keras_optimizer(inner):
             return legacy_form.from_inner(inner, kwargs)
@@ -66,8 +72,11 @@ if not _flavour.has_keras3_loss_scaling():
 
         @classmethod
         def from_config(cls, config: dict, custom_objects: Any = None) -> Any:
-            """As `LossScaleOptimizer.from_config`: TF 2.4's experimental class again, not the other form."""
-            return LossScaleOptimizer.from_config(config, custom_objects)
+            """As `LossScaleOptimizer.from_config`: TF 2.4's experimental class again, not the other form (a
+            subclass: the subclass)."""
+            if "_modern_form" in cls.__dict__:
+                return LossScaleOptimizer.from_config(config, custom_objects)
+            return cls.from_inner(*_inner_and_kwargs(config, custom_objects))
 
         @classmethod
         def from_inner(cls, inner: Any, kwargs: dict) -> LegacyLossScaleOptimizer:
@@ -76,7 +85,8 @@ if not _flavour.has_keras3_loss_scaling():
             LegacyKerasLossScaleOptimizer.__init__(restored, inner, **kwargs)
             return restored
 
-    LossScaleOptimizer._legacy_form = LegacyLossScaleOptimizer  # read by the metaclass
+    LossScaleOptimizer._legacy_form = LegacyLossScaleOptimizer  # both read by the metaclass
+    LegacyLossScaleOptimizer._modern_form = LossScaleOptimizer
     LegacyLossScaleOptimizer.__name__ = LegacyLossScaleOptimizer._tf24_name  # in messages, as TF 2.4's
     for legacy_form in (LegacyLossScaleOptimizer, LegacyKerasLossScaleOptimizer):  # the same names, overridden below
         _flavour.register_keras_serializable(legacy_form, name="KerasLossScaleOptimizer")
@@ -86,3 +96,12 @@ if not _flavour.has_keras3_loss_scaling():
 _flavour.register_keras_serializable(LossScaleOptimizer, name="KerasLossScaleOptimizer")
 _flavour.register_keras_serializable(KerasLossScaleOptimizer, name="KerasLossScaleOptimizer")
 _flavour.register_custom_object("LossScaleOptimizerV1", KerasLossScaleOptimizer)
+
+
+def tf24_public_classes(legacy_forms: bool) -> dict[str, Any]:
+    """The classes legacy mode gives TF 2.4's names ("experimental": `LossScaleOptimizerV1`, "keras": the
+    non-experimental class): with `legacy_forms` (TF 2.4's optimizers in effect), the forms over `OptimizerV2`,
+    which build the modern forms for any other optimizer."""
+    if legacy_forms:
+        return {"experimental": LegacyLossScaleOptimizer, "keras": LegacyKerasLossScaleOptimizer}
+    return {"experimental": LossScaleOptimizer, "keras": KerasLossScaleOptimizer}

@@ -22,8 +22,9 @@ _MISSING = object()
 _journal: list[tuple[Any, str, Any]] = []  # (object or sys.modules, name, previous value or _MISSING)
 _finder: _AfterTensorFlowImport | None = None
 _installed = False
-_tf24_optimizers = False  # install()'s choice: on Keras 2, tf.keras.optimizers gives TF 2.4's OptimizerV2
-TF24_OPTIMIZERS_VARIABLE = "LOSSSCALE_COMPAT_TF24_OPTIMIZERS"  # "1": TF 2.4's optimizers on Keras 2
+_tf24_optimizers = True  # install()'s choice: on Keras 2, tf.keras.optimizers gives TF 2.4's OptimizerV2
+TF24_OPTIMIZERS_VARIABLE = "LOSSSCALE_COMPAT_TF24_OPTIMIZERS"  # "0": today's optimizers on Keras 2 (the opt-out)
+_OFF = ("0", "false", "no", "off")
 
 
 def _set(target: Any, name: str, value: Any) -> None:
@@ -65,6 +66,9 @@ def _apply() -> None:
         _set(target, name, value)
     model, method = _flavour.keras_compile_hook()
     _set(model, method, _keras_hooks.hooked(getattr(model, method), method))
+    graph_model = _flavour.keras2_graph_model()
+    if graph_model is not None:
+        _set(graph_model, "_set_optimizer", _keras_hooks.graph_set_optimizer(graph_model._set_optimizer))
     for cls in _flavour.keras_checkpoint_lookup_classes():
         _set(
             cls,
@@ -155,19 +159,24 @@ def _remove_finder() -> None:
     _finder = None
 
 
+def tf24_optimizers_by_environment() -> bool:
+    """`install()`'s default for `tf24_optimizers`: on, unless LOSSSCALE_COMPAT_TF24_OPTIMIZERS is 0 (or false, no,
+    off)."""
+    return os.environ.get(TF24_OPTIMIZERS_VARIABLE, "").strip().lower() not in _OFF
+
+
 def install(tf24_optimizers: bool | None = None) -> None:
     """Turns legacy mode on: TF 2.4's mixed-precision names resolve and train as in TF 2.4. Idempotent.
 
-    `tf24_optimizers=True` (or LOSSSCALE_COMPAT_TF24_OPTIMIZERS=1) makes `tf.keras.optimizers` TF 2.4's
-    `OptimizerV2` family on Keras 2 (Keras 3 has no such family, so there it changes nothing).
+    On Keras 2, `tf.keras.optimizers` is TF 2.4's `OptimizerV2` family by default, and TF 2.4's loss-scale
+    optimizer names give the forms over it; `tf24_optimizers=False` (or LOSSSCALE_COMPAT_TF24_OPTIMIZERS=0) keeps
+    the stack's own optimizers. Keras 3 has no such family, so there it changes nothing.
     """
     global _installed, _finder, _tf24_optimizers
     if _installed:
         return
     _installed = True
-    if tf24_optimizers is None:
-        tf24_optimizers = os.environ.get(TF24_OPTIMIZERS_VARIABLE, "") not in ("", "0")
-    _tf24_optimizers = bool(tf24_optimizers)
+    _tf24_optimizers = tf24_optimizers_by_environment() if tf24_optimizers is None else bool(tf24_optimizers)
     _deprecation.warn_once_per_process(True)
     if not sys.warnoptions:  # -W or PYTHONWARNINGS given: the user's own filters decide
         # Shown everywhere, not only in __main__ as DeprecationWarnings are; filters set later still win.

@@ -82,6 +82,20 @@ def wrap_for_policy(optimizer: Any, policy: Any) -> Any:
     return _optimizer.LossScaleOptimizer(optimizer, loss_scale)
 
 
+def graph_set_optimizer(original: Callable) -> Callable:
+    """A replacement for Keras 2's graph-mode `Model._set_optimizer` that wraps as TF 2.4's compile did (Keras 2 wraps
+    for any `mixed_float16` policy with a dynamic scale, whatever a TF 2.4 `Policy`'s loss scale, None included)."""
+
+    @functools.wraps(original)
+    def _set_optimizer(self: Any, optimizer: Any) -> None:
+        def wrap(opt: Any) -> Any:
+            return wrap_for_policy(opt, self.dtype_policy)
+
+        self.optimizer = [wrap(opt) for opt in optimizer] if isinstance(optimizer, (list, tuple)) else wrap(optimizer)
+
+    return _set_optimizer
+
+
 def hooked(original: Callable, method: str) -> Callable:
     """A replacement for Keras's `method` ("compile" or "_get_optimizer") that wraps as TF 2.4 did."""
     if method == "_get_optimizer":  # Keras 2: the one place compile turns its argument into optimizers

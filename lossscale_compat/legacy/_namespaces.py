@@ -12,20 +12,22 @@ from lossscale_compat.legacy._module import LegacyModule
 Assignment = tuple[Any, str, Any]  # (object, or sys.modules, name, value)
 
 
-def _names() -> dict[str, dict[str, Any]]:
-    """TF 2.4's names per API family, as lossscale_compat implements them."""
-    from lossscale_compat import _loss_scale, _optimizer
+def _names(optimizers: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """TF 2.4's names per API family, as lossscale_compat implements them, with `optimizers`' loss-scale
+    optimizer classes (`_optimizer.tf24_public_classes`)."""
+    from lossscale_compat import _loss_scale
     from lossscale_compat.legacy import _graph_rewrite, _policy
 
     loss_scales = {name: getattr(_loss_scale, name) for name in ("LossScale", "FixedLossScale", "DynamicLossScale")}
     return {
+        "optimizers": optimizers,
         "loss_scales": loss_scales,
         "graph_rewrite": {
             "enable_mixed_precision_graph_rewrite": _graph_rewrite.enable_mixed_precision_graph_rewrite,
             "disable_mixed_precision_graph_rewrite": _graph_rewrite.disable_mixed_precision_graph_rewrite,
         },
         "keras_experimental": {
-            "LossScaleOptimizer": _optimizer.LossScaleOptimizer,
+            "LossScaleOptimizer": optimizers["experimental"],
             "Policy": _policy.Policy,
             "set_policy": _policy.set_policy,
             "global_policy": _policy.global_policy,
@@ -43,11 +45,14 @@ def _names() -> dict[str, dict[str, Any]]:
 def assignments(tf: Any, tf24_optimizers: bool = True) -> list[Assignment]:
     """Every assignment legacy mode makes on the installed TensorFlow, in order.
 
-    With `tf24_optimizers`, on Keras 2, `tf.keras.optimizers` gives TF 2.4's `OptimizerV2` family.
+    With `tf24_optimizers`, on Keras 2, `tf.keras.optimizers` gives TF 2.4's `OptimizerV2` family, and TF 2.4's
+    loss-scale optimizer names give the forms over it, so that `type(opt)` is the class the program named.
     """
     from lossscale_compat import _optimizer
 
-    names = _names()
+    tf24_optimizers = tf24_optimizers and _flavour.tf24_optimizers_module() is not None
+    names = _names(_optimizer.tf24_public_classes(legacy_forms=tf24_optimizers))
+    optimizers = names["optimizers"]
     out: list[Assignment] = []
 
     # tf.mixed_precision.experimental.{LossScale, FixedLossScale, DynamicLossScale}, also under compat.v2.
@@ -84,7 +89,7 @@ def assignments(tf: Any, tf24_optimizers: bool = True) -> list[Assignment]:
             "tensorflow.keras.mixed_precision",
             {
                 "experimental": keras_experimental,
-                "LossScaleOptimizer": _optimizer.KerasLossScaleOptimizer,
+                "LossScaleOptimizer": optimizers["keras"],
             },
             namespace.mixed_precision,
         )
@@ -105,9 +110,9 @@ def assignments(tf: Any, tf24_optimizers: bool = True) -> list[Assignment]:
                     {
                         "experimental": LegacyModule(
                             "tensorflow.compat.v1.keras.mixed_precision.experimental",
-                            {"LossScaleOptimizer": _optimizer.LossScaleOptimizer},
+                            {"LossScaleOptimizer": optimizers["experimental"]},
                         ),
-                        "LossScaleOptimizer": _optimizer.KerasLossScaleOptimizer,
+                        "LossScaleOptimizer": optimizers["keras"],
                     },
                     compat_v1_keras.mixed_precision,
                 ),
@@ -123,7 +128,7 @@ def assignments(tf: Any, tf24_optimizers: bool = True) -> list[Assignment]:
     private = "tensorflow.python.keras.mixed_precision.experimental"
     modules = {
         "loss_scale_optimizer": LegacyModule(
-            f"{private}.loss_scale_optimizer", {"LossScaleOptimizer": _optimizer.LossScaleOptimizer}
+            f"{private}.loss_scale_optimizer", {"LossScaleOptimizer": optimizers["experimental"]}
         ),
         "policy": LegacyModule(
             f"{private}.policy",

@@ -81,21 +81,27 @@ def keras3():
 
 
 def our_class(tf24_class_name):
-    """Our class that stands in for TF 2.4's class of this name."""
+    """Our class that stands in for TF 2.4's class of this name: in legacy mode, the class TF 2.4's name gives
+    (on Keras 2, with TF 2.4's optimizers, the form over them); else the package's own."""
     import lossscale_compat
+    from lossscale_compat.legacy import is_installed
 
-    return {"LossScaleOptimizerV1": lossscale_compat.LossScaleOptimizer,
-            "experimental": lossscale_compat.LossScaleOptimizer,
-            "LossScaleOptimizer": lossscale_compat.KerasLossScaleOptimizer}[tf24_class_name]
+    if is_installed():
+        mixed_precision = tf.keras.mixed_precision
+        experimental, keras = mixed_precision.experimental.LossScaleOptimizer, mixed_precision.LossScaleOptimizer
+    else:
+        experimental, keras = lossscale_compat.LossScaleOptimizer, lossscale_compat.KerasLossScaleOptimizer
+    return {"LossScaleOptimizerV1": experimental, "experimental": experimental,
+            "LossScaleOptimizer": keras}[tf24_class_name]
 
 
 def build_our_lso(form, inner_spec, **inner_overrides):
-    """Builds our optimizer for a golden LSO form around a golden inner-optimizer spec."""
+    """Builds our optimizer for a golden LSO form around a golden inner-optimizer spec, with `our_class`'s classes."""
     import lossscale_compat
 
     spec = {"class_name": inner_spec["class_name"], "config": dict(inner_spec["config"], **inner_overrides)}
     inner = specs.inner_optimizer(spec, tf.keras.optimizers)
-    return specs.lso(form, inner, lossscale_compat.LossScaleOptimizer, lossscale_compat.KerasLossScaleOptimizer,
+    return specs.lso(form, inner, our_class("experimental"), our_class("LossScaleOptimizer"),
                      lossscale_compat.FixedLossScale, lossscale_compat.DynamicLossScale)
 
 

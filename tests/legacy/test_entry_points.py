@@ -72,11 +72,11 @@ def test_run_passes_legacy_mode_to_child_processes(tmp_path):
     script = tmp_path / "launcher.py"
     script.write_text(
         "import subprocess, sys\n"
-        "code = 'import tensorflow as tf; print(tf.keras.mixed_precision.experimental.LossScaleOptimizer.__name__)'\n"
+        "code = 'import tensorflow as tf; print(tf.keras.mixed_precision.experimental.LossScaleOptimizer.__module__)'\n"
         "print(subprocess.run([sys.executable, '-c', code], capture_output=True, text=True).stdout.strip())\n")
     done = lossscale_compat_run(str(script))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "LossScaleOptimizer"
+    assert done.stdout.strip() == "lossscale_compat._optimizer"
 
 
 def test_each_legacy_name_warns_once_per_process_with_the_users_values(tmp_path):

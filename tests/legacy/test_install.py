@@ -17,7 +17,9 @@ from lossscale_compat.legacy import _namespaces
 
 def places():
     """Every (object, name) legacy mode assigns to on this stack."""
-    return [(target, name) for target, name, _ in _namespaces.assignments(tf)] + [_flavour.keras_compile_hook()]
+    graph_model = _flavour.keras2_graph_model()
+    return [(target, name) for target, name, _ in _namespaces.assignments(tf)] + [_flavour.keras_compile_hook()] + (
+        [] if graph_model is None else [(graph_model, "_set_optimizer")])
 
 
 def snapshot(places):
@@ -60,8 +62,16 @@ def test_uninstall_restores_tensorflow_exactly_and_both_are_idempotent():
 def test_names_resolve_to_our_classes(legacy_mode):
     from tensorflow.keras.mixed_precision import experimental as mixed_precision
 
-    assert mixed_precision.LossScaleOptimizer is lossscale_compat.LossScaleOptimizer
-    assert tf.keras.mixed_precision.LossScaleOptimizer is lossscale_compat.KerasLossScaleOptimizer
+    if _flavour.tf24_optimizers_in_effect():  # Keras 2: the forms over TF 2.4's OptimizerV2, with TF 2.4's names
+        tf24_class = _flavour.keras2_loss_scale_optimizer_for_legacy_optimizers()
+        assert issubclass(mixed_precision.LossScaleOptimizer, tf24_class)
+        assert issubclass(mixed_precision.LossScaleOptimizer, tf.keras.mixed_precision.LossScaleOptimizer)
+        assert mixed_precision.LossScaleOptimizer.__name__ == "LossScaleOptimizerV1"
+        assert issubclass(tf.keras.mixed_precision.LossScaleOptimizer, tf24_class)
+        assert tf.keras.mixed_precision.LossScaleOptimizer.__name__ == "LossScaleOptimizer"
+    else:
+        assert mixed_precision.LossScaleOptimizer is lossscale_compat.LossScaleOptimizer
+        assert tf.keras.mixed_precision.LossScaleOptimizer is lossscale_compat.KerasLossScaleOptimizer
     assert tf.train.experimental.FixedLossScale is lossscale_compat.FixedLossScale
     # Today's names in the same namespaces still resolve to the stack's own.
     assert tf.keras.mixed_precision.global_policy is _flavour_global_policy()

@@ -1,8 +1,9 @@
-"""Legacy mode on Keras 2 with `install(tf24_optimizers=True)` (or LOSSSCALE_COMPAT_TF24_OPTIMIZERS=1) gives TF 2.4
-code TF 2.4's optimizers (`OptimizerV2`), checked against TF 2.4.0's recorded values
-(tests/goldens/tf24_optimizer_v2.json); without it the stack's own stay."""
+"""Legacy mode on Keras 2 gives TF 2.4 code TF 2.4's optimizers (`OptimizerV2`) by default, checked against TF 2.4.0's
+recorded values (tests/goldens/tf24_optimizer_v2.json); with `install(tf24_optimizers=False)` (or
+LOSSSCALE_COMPAT_TF24_OPTIMIZERS=0) the stack's own stay."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ keras2_only = pytest.mark.skipif(KERAS3, reason="Keras 3 has no OptimizerV2 to g
 
 @pytest.fixture
 def legacy_mode():
-    lossscale_compat.install(tf24_optimizers=True)
+    lossscale_compat.install(tf24_optimizers=True)  # the default, whatever LOSSSCALE_COMPAT_TF24_OPTIMIZERS says
     yield
     lossscale_compat.uninstall()
 
@@ -76,25 +77,34 @@ def test_uninstall_gives_back_the_stacks_optimizers():
 
 
 @keras2_only
-def test_the_environment_variable_turns_them_on(monkeypatch):
-    monkeypatch.setenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", "1")
-    lossscale_compat.install()
+@pytest.mark.parametrize("how", ["default", "argument", "environment"])
+def test_by_default_legacy_mode_gives_them(how, monkeypatch):
+    monkeypatch.delenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", raising=False)
+    if how == "environment":
+        monkeypatch.setenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", "1")
+    lossscale_compat.install(**({"tf24_optimizers": True} if how == "argument" else {}))
     try:
-        assert tf.keras.optimizers.SGD is _flavour.tf24_optimizers_module().SGD
+        legacy = _flavour.tf24_optimizers_module()
+        assert tf.keras.optimizers.SGD is legacy.SGD
+        assert _flavour.is_legacy_keras_optimizer(tf.keras.optimizers.get("sgd"))
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
+        assert type(opt) is tf.keras.mixed_precision.LossScaleOptimizer
+        assert type(opt) is not lossscale_compat.KerasLossScaleOptimizer  # the form over OptimizerV2
     finally:
         lossscale_compat.uninstall()
 
 
 @keras2_only
-@pytest.mark.parametrize("how", ["default", "argument", "environment"])
-def test_without_them_the_stacks_own_optimizers_stay(how, monkeypatch):
-    if how == "environment":
-        monkeypatch.setenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", "0")
+@pytest.mark.parametrize("how", ["argument", "environment", "environment_false"])
+def test_with_the_opt_out_the_stacks_own_optimizers_stay(how, monkeypatch):
+    if how.startswith("environment"):
+        monkeypatch.setenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", "0" if how == "environment" else " False ")
     lossscale_compat.install(**({"tf24_optimizers": False} if how == "argument" else {}))
     try:
         assert tf.keras.optimizers.SGD is _flavour.STACK_OPTIMIZERS.SGD
         assert not _flavour.is_legacy_keras_optimizer(tf.keras.optimizers.get("sgd"))
-        assert tf.keras.mixed_precision.experimental.LossScaleOptimizer  # legacy mode itself is on
+        assert tf.keras.mixed_precision.experimental.LossScaleOptimizer is lossscale_compat.LossScaleOptimizer
+        assert tf.keras.mixed_precision.LossScaleOptimizer is lossscale_compat.KerasLossScaleOptimizer
     finally:
         lossscale_compat.uninstall()
 
@@ -102,3 +112,45 @@ def test_without_them_the_stacks_own_optimizers_stay(how, monkeypatch):
 @pytest.mark.skipif(not KERAS3, reason="on Keras 2 legacy mode gives OptimizerV2 (above)")
 def test_keras3_keeps_its_optimizers(legacy_mode):
     assert tf.keras.optimizers.SGD is _flavour.STACK_OPTIMIZERS.SGD
+    assert tf.keras.mixed_precision.LossScaleOptimizer is lossscale_compat.KerasLossScaleOptimizer
+    assert tf.keras.mixed_precision.experimental.LossScaleOptimizer is lossscale_compat.LossScaleOptimizer
+
+
+LEGACY_NAMES = json.loads((Path(__file__).resolve().parents[2] / "examples" / "tf24" / "goldens" /
+                           "legacy_names.json").read_text())
+GRAPH_POLICIES = {  # TF 2.4 policies whose `compile` wrapping examples/tf24/legacy_names.py recorded on TF 2.4.0
+    "Policy(mixed_float16)": lambda mp: mp.Policy("mixed_float16"),
+    "Policy(mixed_float16, 128)": lambda mp: mp.Policy("mixed_float16", loss_scale=128),
+    "Policy(mixed_float16, DynamicLossScale(64, 10))": lambda mp: mp.Policy(
+        "mixed_float16", loss_scale=tf.mixed_precision.experimental.DynamicLossScale(64, 10)),
+    "Policy(mixed_float16, None)": lambda mp: mp.Policy("mixed_float16", loss_scale=None),
+    "Policy(float32, 8)": lambda mp: mp.Policy("float32", loss_scale=8),
+}
+
+
+@keras2_only
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("policy", sorted(GRAPH_POLICIES))
+def test_compile_in_a_tf1_graph_wraps_as_tf24_and_fits(legacy_mode, policy):
+    """In TF1 graph mode Keras 2 compiles through its graph-mode `Model`, which wrapped a TF 2.4 `Policy`'s optimizer
+    with a dynamic scale whatever the policy's loss scale; it now wraps as TF 2.4's compile did (recorded on TF
+    2.4.0, eagerly, by examples/tf24/legacy_names.py; TF 2.4's graph-mode compile followed the same rule), and fits."""
+    expected = LEGACY_NAMES[f"compile under {policy}"]["ok"]
+    mp = tf.keras.mixed_precision.experimental
+    before = tf.keras.mixed_precision.global_policy()
+    try:
+        with tf.Graph().as_default():
+            mp.set_policy(GRAPH_POLICIES[policy](mp))
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+            model.compile(tf.keras.optimizers.SGD(0.1), loss="mse")
+            opt = model.optimizer
+            found = {"wraps": hasattr(opt, "inner_optimizer")}
+            if found["wraps"]:
+                found.update(dynamic=bool(opt.dynamic), loss_scale=float(tf.keras.backend.get_value(opt.loss_scale)),
+                             growth_steps=opt.dynamic_growth_steps if opt.dynamic else None)
+                assert _flavour.is_legacy_keras_optimizer(opt.inner_optimizer)
+            assert found == expected
+            history = model.fit(np.ones((4, 2), "float32"), np.ones((4, 1), "float32"), verbose=0)
+            assert np.isfinite(history.history["loss"][0])
+    finally:
+        tf.keras.mixed_precision.set_global_policy(before)

@@ -250,12 +250,72 @@ def schedule():
     return tf.keras.optimizers.schedules.ExponentialDecay(1.0, 10, 0.5)
 
 
+@pytest.fixture
+def by_default(monkeypatch):
+    """Legacy mode as `install()` sets it up with LOSSSCALE_COMPAT_TF24_OPTIMIZERS unset."""
+    lossscale_compat.uninstall()
+    monkeypatch.delenv("LOSSSCALE_COMPAT_TF24_OPTIMIZERS", raising=False)
+    lossscale_compat.install()
+
+
 @keras2_only
-def test_todays_optimizers_stay_todays_in_legacy_mode():
+def test_tf24s_optimizers_are_the_default_in_legacy_mode(by_default):
+    """`tf.keras.optimizers.SGD` is TF 2.4's `OptimizerV2`, in TF 2.4's class (`type(opt)` is the name used)."""
+    opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(schedule()))
+    assert _flavour.is_legacy_keras_optimizer(opt.inner_optimizer)
+    assert type(opt) is mp().LossScaleOptimizer
+    assert float(opt.learning_rate(5)) == float(schedule()(5))
+
+
+@keras2_only
+def test_with_the_opt_out_todays_optimizers_stay_todays_in_legacy_mode():
     """`tf.keras.optimizers.SGD` stays today's optimizer; its schedule takes a step all the same (issue #34)."""
+    lossscale_compat.uninstall()
+    lossscale_compat.install(tf24_optimizers=False)
     opt = mp().LossScaleOptimizer(tf.keras.optimizers.SGD(schedule()))
     assert not _flavour.is_legacy_keras_optimizer(opt.inner_optimizer)
+    assert type(opt) is mp().LossScaleOptimizer is lossscale_compat.KerasLossScaleOptimizer
     assert float(opt.learning_rate(5)) == float(schedule()(5))
+
+
+@keras2_only
+@pytest.mark.parametrize("form", ["v2", "v1"])
+def test_tf24s_names_build_the_modern_form_for_todays_optimizers(by_default, form):
+    """Given one of today's optimizers (`tf.keras.optimizers.experimental`), TF 2.4's names build the form over it,
+    as Keras 2's own class does the other way round; either form is an instance of both names."""
+    opt = wrap_tf24(form, tf.keras.optimizers.experimental.SGD(0.5))
+    assert not _flavour.is_legacy_keras_optimizer(opt.inner_optimizer)
+    expected = lossscale_compat.KerasLossScaleOptimizer if form == "v2" else lossscale_compat.LossScaleOptimizer
+    assert type(opt) is expected and type(opt) is not (
+        mp().LossScaleOptimizer if form == "v2" else mp().experimental.LossScaleOptimizer)
+    assert isinstance(opt, mp().LossScaleOptimizer)
+    assert isinstance(opt, mp().experimental.LossScaleOptimizer) is (form == "v1")
+    legacy = wrap_tf24(form, tf.keras.optimizers.SGD(0.5))
+    assert isinstance(legacy, expected) and isinstance(legacy, lossscale_compat.KerasLossScaleOptimizer)
+    assert isinstance(legacy, lossscale_compat.LossScaleOptimizer) is (form == "v1")
+    var = tf.Variable([1.0, 2.0])
+    opt.minimize(lambda: tf.reduce_sum(var * 2.0), [var])
+    np.testing.assert_allclose(var.numpy(), [0.0, 1.0])
+    assert type(type(opt).from_config(opt.get_config())) is expected
+
+
+@keras2_only
+@pytest.mark.parametrize("form", ["v2", "v1"])
+def test_a_subclass_of_tf24s_name_wraps_tf24s_optimizers_and_refuses_todays(by_default, form):
+    """A program's own subclass of TF 2.4's class trains over TF 2.4's optimizers and comes back from its config
+    as itself; given one of today's optimizers it says what to pass instead."""
+    base = mp().LossScaleOptimizer if form == "v2" else mp().experimental.LossScaleOptimizer
+    args = () if form == "v2" else ("dynamic",)
+
+    class MyLSO(base):
+        pass
+
+    opt = MyLSO(tf.keras.optimizers.SGD(1.0), *args)
+    assert type(opt) is MyLSO and isinstance(opt, lossscale_compat.KerasLossScaleOptimizer)
+    np.testing.assert_allclose(train_one_step(opt), [-1.0, 0.0])
+    assert type(MyLSO.from_config(opt.get_config())) is MyLSO
+    with pytest.raises(TypeError, match=r"^MyLSO, a subclass of TF 2.4's .*tf\.keras\.optimizers\.legacy\.SGD"):
+        MyLSO(tf.keras.optimizers.experimental.SGD(1.0), *args)
 
 
 def wrap_tf24(form, inner):

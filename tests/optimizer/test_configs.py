@@ -91,7 +91,8 @@ def form_id(case):
 
 
 def other_class(optimizer):
-    return KerasLossScaleOptimizer if type(optimizer) is LossScaleOptimizer else LossScaleOptimizer
+    experimental = our_class("experimental")
+    return our_class("LossScaleOptimizer") if type(optimizer) is experimental else experimental
 
 
 # --- forms: construction, get_config, from_config, Keras serialization -------------------------------
@@ -198,8 +199,10 @@ def test_config_input_deserialized_by_v1_name_gives_non_experimental_class(case)
 
 # --- a custom inner optimizer -------------------------------------------------------------------------
 
-class MySGD(tf.keras.optimizers.SGD):
-    """The recorder's custom inner optimizer."""
+def my_sgd():
+    """The recorder's custom inner optimizer, subclassing `tf.keras.optimizers.SGD` as the name resolves now (in
+    legacy mode on Keras 2, TF 2.4's `OptimizerV2`, as in a TF 2.4 program)."""
+    return type("MySGD", (tf.keras.optimizers.SGD,), {})
 
 
 CUSTOM = CONFIGS["custom_inner"]
@@ -223,9 +226,9 @@ def test_custom_inner_needs_custom_objects():
 def test_custom_inner_loads_with_custom_objects(entry):
     """With `custom_objects` the custom inner optimizer comes back with TF 2.4's settings.
     Mirrors TF 2.4's loss_scale_optimizer_test.py: testSerializationWithCustomOptimizer."""
-    custom_objects = {"MySGD": MySGD}
+    custom_objects = {"MySGD": my_sgd()}
     if entry == "from_config":
-        restored = KerasLossScaleOptimizer.from_config(custom_config(), custom_objects=custom_objects)
+        restored = our_class("LossScaleOptimizer").from_config(custom_config(), custom_objects=custom_objects)
     else:
         restored = keras_deserialize({"class_name": registered_name(KerasLossScaleOptimizer),
                                       "config": custom_config()}, custom_objects=custom_objects)
