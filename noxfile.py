@@ -215,6 +215,7 @@ TF24_RECORDERS = (
     "tests/recorders/record_tf24_forwarding.py",
     "tests/recorders/record_tf24_serialization.py",
     "tests/recorders/record_tf24_graph.py",
+    "tests/recorders/record_tf24_graph_compile.py",
     "tests/recorders/record_tf24_layer_attributes.py",
     "tests/recorders/record_tf24_loss_scale_weights.py",
 )

@@ -88,10 +88,17 @@ def graph_set_optimizer(original: Callable) -> Callable:
 
     @functools.wraps(original)
     def _set_optimizer(self: Any, optimizer: Any) -> None:
-        def wrap(opt: Any) -> Any:
-            return wrap_for_policy(opt, self.dtype_policy)
-
-        self.optimizer = [wrap(opt) for opt in optimizer] if isinstance(optimizer, (list, tuple)) else wrap(optimizer)
+        if not isinstance(optimizer, (list, tuple)):
+            self.optimizer = wrap_for_policy(optimizer, self.dtype_policy)
+            return
+        if _policy.compile_loss_scale(self.dtype_policy) is not None:  # TF 2.4 raised here (a TypeError, from
+            # formatting its own message)
+            raise ValueError(
+                f"When a dtype policy with a loss scale is used, `compile` takes a single optimizer; got "
+                f"{len(optimizer)} under {self.dtype_policy}. Pass one optimizer, or use a policy without a loss "
+                "scale (`Policy(name, loss_scale=None)`)."
+            )
+        self.optimizer = [wrap_for_policy(opt, self.dtype_policy) for opt in optimizer]
 
     return _set_optimizer
 

@@ -125,3 +125,44 @@ def run_program(tf, name):
     """Runs the program `name` for its form, built in a new `tf.Graph` and run in a TF1 session."""
     _, _, build = PROGRAMS[name]
     return _in_mode(tf, "graph", build(tf, name.rsplit("_", 1)[1]))
+
+
+# What `compile` makes of an optimizer under each TF 2.4 policy in a TF1 graph (tests/goldens/graph_compile.json).
+COMPILE_POLICIES = {
+    "Policy(mixed_float16)": lambda tf: tf.keras.mixed_precision.experimental.Policy("mixed_float16"),
+    "Policy(mixed_float16, 128)": lambda tf: tf.keras.mixed_precision.experimental.Policy(
+        "mixed_float16", loss_scale=128),
+    "Policy(mixed_float16, DynamicLossScale(64, 10))": lambda tf: tf.keras.mixed_precision.experimental.Policy(
+        "mixed_float16", loss_scale=tf.mixed_precision.experimental.DynamicLossScale(64, 10)),
+    "Policy(mixed_float16, None)": lambda tf: tf.keras.mixed_precision.experimental.Policy(
+        "mixed_float16", loss_scale=None),
+    "Policy(float32, 8)": lambda tf: tf.keras.mixed_precision.experimental.Policy("float32", loss_scale=8),
+}
+
+
+def compile_under_policy(tf, policy, optimizers):
+    """`compile` of SGD (or a list of two optimizers) in a TF1 graph under the TF 2.4 policy `policy`: whether it
+    wrapped the optimizer, with what loss scale, and that one epoch of `fit` gives a finite loss."""
+    import numpy as np
+
+    def program(run):
+        mp = tf.keras.mixed_precision.experimental
+        mp.set_policy(COMPILE_POLICIES[policy](tf))
+        try:
+            # zeros and a small target: gradients of about 0.01, finite at any scale TF 2.4 began with
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1, kernel_initializer="zeros", input_shape=(2,))])
+            if optimizers == "list":
+                model.compile([tf.keras.optimizers.SGD(0.1), tf.keras.optimizers.Adam()], loss="mse")
+            else:
+                model.compile(tf.keras.optimizers.SGD(0.1), loss="mse")
+            history = model.fit(np.ones((4, 2), "float32"), np.full((4, 1), 0.01, "float32"), verbose=0)
+            opt = model.optimizer
+            found = {"wraps": hasattr(opt, "loss_scale"), "finite_loss": bool(np.isfinite(history.history["loss"][0]))}
+            if found["wraps"]:  # read after `fit`, which initializes the loss-scale variables in the session
+                found.update(dynamic=bool(opt.dynamic), loss_scale=_floats(run(opt.loss_scale)),
+                             growth_steps=opt.dynamic_growth_steps if opt.dynamic else None)
+            return found
+        finally:
+            mp.set_policy("float32")
+
+    return _in_mode(tf, "graph", program)

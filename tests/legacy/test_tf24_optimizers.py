@@ -12,6 +12,8 @@ from tf24_goldens import GOLDEN_DIR
 from tf24_optimizers import assert_close
 
 import lossscale_compat
+import conformance_programs
+import graph_programs
 import optimizer_v2_programs as programs
 from lossscale_compat import _flavour
 
@@ -116,41 +118,23 @@ def test_keras3_keeps_its_optimizers(legacy_mode):
     assert tf.keras.mixed_precision.experimental.LossScaleOptimizer is lossscale_compat.LossScaleOptimizer
 
 
-LEGACY_NAMES = json.loads((Path(__file__).resolve().parents[2] / "examples" / "tf24" / "goldens" /
-                           "legacy_names.json").read_text())
-GRAPH_POLICIES = {  # TF 2.4 policies whose `compile` wrapping examples/tf24/legacy_names.py recorded on TF 2.4.0
-    "Policy(mixed_float16)": lambda mp: mp.Policy("mixed_float16"),
-    "Policy(mixed_float16, 128)": lambda mp: mp.Policy("mixed_float16", loss_scale=128),
-    "Policy(mixed_float16, DynamicLossScale(64, 10))": lambda mp: mp.Policy(
-        "mixed_float16", loss_scale=tf.mixed_precision.experimental.DynamicLossScale(64, 10)),
-    "Policy(mixed_float16, None)": lambda mp: mp.Policy("mixed_float16", loss_scale=None),
-    "Policy(float32, 8)": lambda mp: mp.Policy("float32", loss_scale=8),
-}
+GRAPH_COMPILE = json.loads((Path(graph_programs.__file__).parent / "graph_compile.json").read_text())["cases"]
 
 
 @keras2_only
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@pytest.mark.parametrize("policy", sorted(GRAPH_POLICIES))
-def test_compile_in_a_tf1_graph_wraps_as_tf24_and_fits(legacy_mode, policy):
+@pytest.mark.parametrize("optimizers", ["one", "list"])
+@pytest.mark.parametrize("policy", sorted(graph_programs.COMPILE_POLICIES))
+def test_compile_in_a_tf1_graph_wraps_as_tf24_and_fits(legacy_mode, policy, optimizers):
     """In TF1 graph mode Keras 2 compiles through its graph-mode `Model`, which wrapped a TF 2.4 `Policy`'s optimizer
-    with a dynamic scale whatever the policy's loss scale; it now wraps as TF 2.4's compile did (recorded on TF
-    2.4.0, eagerly, by examples/tf24/legacy_names.py; TF 2.4's graph-mode compile followed the same rule), and fits."""
-    expected = LEGACY_NAMES[f"compile under {policy}"]["ok"]
-    mp = tf.keras.mixed_precision.experimental
-    before = tf.keras.mixed_precision.global_policy()
-    try:
-        with tf.Graph().as_default():
-            mp.set_policy(GRAPH_POLICIES[policy](mp))
-            model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
-            model.compile(tf.keras.optimizers.SGD(0.1), loss="mse")
-            opt = model.optimizer
-            found = {"wraps": hasattr(opt, "inner_optimizer")}
-            if found["wraps"]:
-                found.update(dynamic=bool(opt.dynamic), loss_scale=float(tf.keras.backend.get_value(opt.loss_scale)),
-                             growth_steps=opt.dynamic_growth_steps if opt.dynamic else None)
-                assert _flavour.is_legacy_keras_optimizer(opt.inner_optimizer)
-            assert found == expected
-            history = model.fit(np.ones((4, 2), "float32"), np.ones((4, 1), "float32"), verbose=0)
-            assert np.isfinite(history.history["loss"][0])
-    finally:
-        tf.keras.mixed_precision.set_global_policy(before)
+    with a dynamic scale whatever the policy's loss scale; it now wraps as TF 2.4's graph-mode compile did, and
+    refuses a list of optimizers under a policy as it did (recorded on TF 2.4.0 by
+    tests/recorders/record_tf24_graph_compile.py)."""
+    ours = conformance_programs.attempt(lambda: graph_programs.compile_under_policy(tf, policy, optimizers))
+    tf24 = GRAPH_COMPILE[f"{optimizers} under {policy}"]
+    if tf24 == {"error": ["TypeError", "not enough arguments for format string"]}:
+        # TF 2.4 refused the list, but its message failed to format; ours says what to do instead
+        assert ours["error"][0] == "ValueError", ours
+        assert "takes a single optimizer" in ours["error"][1] and "Pass one optimizer" in ours["error"][1]
+    else:
+        assert ours == tf24
