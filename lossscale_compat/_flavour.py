@@ -127,6 +127,19 @@ def in_tf1_graph_mode() -> bool:
     return not tf.compat.v1.executing_eagerly_outside_functions()
 
 
+def sums_gradients_as_its_base(optimizer: Any) -> bool:
+    """Whether the `OptimizerV2` `optimizer` sums gradients across replicas as its base class does: Keras's own
+    all-reduce, and no override of the steps before it (`_transform_unaggregated_gradients`, `_aggregate_gradients`)."""
+    base = tf24_optimizers_module().Optimizer
+    default = getattr(sys.modules[base.__module__], "optimizer_utils", None)
+    return (
+        default is not None
+        and optimizer.gradient_aggregator is default.all_reduce_sum_gradients
+        and type(optimizer)._aggregate_gradients is base._aggregate_gradients
+        and type(optimizer)._transform_unaggregated_gradients is base._transform_unaggregated_gradients
+    )
+
+
 def is_legacy_keras_optimizer(optimizer: Any) -> bool:
     """Whether `optimizer` is a Keras 2 `tf.keras.optimizers.legacy` optimizer (TF 2.4's OptimizerV2)."""
     legacy: Any = getattr(STACK_OPTIMIZERS, "legacy", None)

@@ -259,6 +259,8 @@ class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimize
         if self.dynamic and grads_and_vars and all(grad is None for grad, _ in grads_and_vars):
             # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients provided".
             tf.distribute.get_replica_context().merge_call(lambda _: self._loss_scale.update([]))
+        if experimental_aggregate_gradients and self._keras2_order_is_tf24s():
+            return super().apply_gradients(grads_and_vars, name, True)  # Keras 2's own path, the cheaper
         summed = experimental_aggregate_gradients and tf.distribute.get_strategy().num_replicas_in_sync > 1
         self.__dict__["_tf24_call"] = (name, experimental_aggregate_gradients, summed)
         try:
@@ -266,11 +268,24 @@ class LegacyKerasLossScaleOptimizer(SkippedSteps, _Keras2LegacyLossScaleOptimize
         finally:
             self.__dict__.pop("_tf24_call", None)
 
+    def _keras2_order_is_tf24s(self) -> bool:
+        """Whether Keras 2's order (sum the gradients, check them, apply) gives what TF 2.4's (check, then the inner
+        optimizer sums and applies) gives: one replica, whose sum changes nothing, and an inner optimizer that sums
+        as Keras does and takes `apply_gradients`' arguments as Keras 2 passes them."""
+        inner = self._optimizer
+        return (
+            tf.distribute.get_strategy().num_replicas_in_sync == 1
+            and not _forwarding.overrides_apply_gradients(inner)
+            and _flavour.sums_gradients_as_its_base(inner)
+        )
+
     def _apply_gradients(self, grads: Any, wrapped_vars: Any, name: Any) -> Any:
         """Calls the inner optimizer's `apply_gradients` with TF 2.4's arguments: `name` positionally to an override,
         and `experimental_aggregate_gradients` as given (Keras 2 passes False, having summed the gradients itself)."""
+        if "_tf24_call" not in self.__dict__:  # Keras 2's own path (`_keras2_order_is_tf24s`)
+            return super()._apply_gradients(grads, wrapped_vars, name)
         inner = self._optimizer
-        name, aggregate, summed = self.__dict__.get("_tf24_call", (name, False, False))
+        name, aggregate, summed = self.__dict__["_tf24_call"]
         if _forwarding.overrides_apply_gradients(inner):
             args, kwargs = _forwarding.apply_gradients_arguments(inner, name, aggregate)
         else:
