@@ -3,12 +3,13 @@ when the module imports TensorFlow only inside a guard or a function, beside tha
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Optional, Union
 
 import libcst as cst
-import libcst.helpers
 from libcst.helpers import get_absolute_module_from_package_for_import
+
+from ._values import full_name
 
 # (module, object or None, local alias or None): `import module` or `from module import object [as alias]`.
 Needed = tuple[str, Optional[str], Optional[str]]
@@ -74,7 +75,7 @@ def add_imports(module: cst.Module, needed: Sequence[Needed], package: str | Non
     """
     beside = _guarded_framework_import(module, needed)
     if beside is not None and not any(mod == "__future__" for mod, _, _ in needed):
-        return module.visit(_InsertAfter(*beside, needed))
+        return module.visit(_InsertAfter(*beside, needed, module.config_for_parsing))
     return _add_at_top(module, needed, package)
 
 
@@ -90,7 +91,7 @@ def _imports_framework(statement: cst.CSTNode) -> bool:
             if any(alias.evaluated_name.split(".")[0] in _FRAMEWORKS for alias in small.names):
                 return True
         elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-            if cst.helpers.get_full_name_for_node_or_raise(small.module).split(".")[0] in _FRAMEWORKS:
+            if (full_name(small.module) or "").split(".")[0] in _FRAMEWORKS:
                 return True
     return False
 
@@ -164,29 +165,51 @@ def _guarded_framework_import(
 class _InsertAfter(cst.CSTTransformer):
     """Puts the needed imports right after `line` in `block`."""
 
-    def __init__(self, block: cst.IndentedBlock, line: cst.SimpleStatementLine, needed: Sequence[Needed]) -> None:
+    def __init__(
+        self,
+        block: cst.IndentedBlock,
+        line: cst.SimpleStatementLine,
+        needed: Sequence[Needed],
+        config: cst.PartialParserConfig,
+    ) -> None:
         super().__init__()
-        self.block, self.line, self.needed = block, line, needed
+        self.block, self.line, self.needed, self.config = block, line, needed, config
 
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
         if original_node is not self.block:
             return updated_node
-        lines = _import_lines(self.needed)  # a name the block binds already is a clash, which the plan refuses
+        # a name the block binds already is a clash, which the plan refuses: no import here is present
+        modules, objects, aliased = _wanted(self.needed)
+        plain, from_lines = _statements(modules, objects, aliased, self.config)
         after = next(index for index, statement in enumerate(original_node.body) if statement is self.line) + 1
-        body = [*updated_node.body[:after], *(cst.parse_statement(line) for line in lines), *updated_node.body[after:]]
+        body = [*updated_node.body[:after], *plain, *from_lines.values(), *updated_node.body[after:]]
         return updated_node.with_changes(body=body)
 
 
-def _import_lines(needed: Sequence[Needed]) -> list[str]:
-    """The needed imports as source lines: plain imports, then from-imports, each sorted."""
-    plain = sorted({f"import {mod}" for mod, obj, alias in needed if obj is None and alias is None})
-    by_module: dict[str, set[str]] = {}
-    for mod, obj, alias in needed:
-        if obj is not None:
-            by_module.setdefault(mod, set()).add(obj if alias is None else f"{obj} as {alias}")
-    return plain + [f"from {mod} import {', '.join(sorted(names))}" for mod, names in sorted(by_module.items())]
+def _statements(
+    modules: set[str],
+    objects: dict[str, set[str]],
+    aliased: dict[str, list[tuple[str, str]]],
+    config: cst.PartialParserConfig,
+) -> tuple[list[cst.BaseStatement], dict[str, cst.BaseStatement]]:
+    """The wanted imports as statements of the module's style: the plain imports (sorted), and one from-import
+    per module, by module (each line's names sorted)."""
+    merged: dict[str, list[tuple[str, str | None]]] = {}
+    for mod, pairs in aliased.items():
+        merged.setdefault(mod, []).extend(pairs)
+    for mod, objs in objects.items():
+        merged.setdefault(mod, []).extend((obj, None) for obj in objs)
+    from_lines: dict[str, cst.BaseStatement] = {
+        mod: cst.parse_statement(
+            f"from {mod} import "
+            + ", ".join(obj if alias is None else f"{obj} as {alias}" for obj, alias in sorted(pairs)),
+            config=config,
+        )
+        for mod, pairs in merged.items()
+    }
+    return [cst.parse_statement(f"import {mod}", config=config) for mod in sorted(modules)], from_lines
 
 
 def _add_at_top(module: cst.Module, needed: Sequence[Needed], package: str | None) -> cst.Module:
@@ -204,24 +227,14 @@ def _add_at_top(module: cst.Module, needed: Sequence[Needed], package: str | Non
         return module.with_changes(body=body)
 
     end = first + len(top)
-    merged: dict[str, list[tuple[str, str | None]]] = {}
-    for mod, pairs in aliased.items():
-        merged.setdefault(mod, []).extend(pairs)
-    for mod, objs in objects.items():
-        merged.setdefault(mod, []).extend((obj, None) for obj in objs)
-    config = module.config_for_parsing
-
-    def from_line(mod: str, pairs: Iterable[tuple[str, str | None]]) -> cst.BaseStatement:
-        names = ", ".join(obj if alias is None else f"{obj} as {alias}" for obj, alias in sorted(pairs))
-        return cst.parse_statement(f"from {mod} import {names}", config=config)
-
+    plain, from_lines = _statements(modules, objects, aliased, module.config_for_parsing)
     return module.with_changes(
         body=(
             *body[:first],
-            *[from_line(mod, pairs) for mod, pairs in merged.items() if mod == "__future__"],
+            *[line for mod, line in from_lines.items() if mod == "__future__"],
             *body[first:end],
-            *[cst.parse_statement(f"import {mod}", config=config) for mod in sorted(modules)],
-            *[from_line(mod, pairs) for mod, pairs in merged.items() if mod != "__future__"],
+            *plain,
+            *[line for mod, line in from_lines.items() if mod != "__future__"],
             *_with_empty_line(body[end:]),
         )
     )
