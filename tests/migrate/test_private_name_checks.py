@@ -12,15 +12,22 @@ from .helpers import check
 
 BOTH = pytest.mark.parametrize("target", ["keras3", "tf_keras"])
 PRIVATE = "tensorflow.python.keras.mixed_precision.loss_scale_optimizer"
+MODULES = pytest.mark.parametrize(
+    "module",
+    # TF 2.4's private module, and standalone Keras 2's, which a public NeRF trainer imported the class from
+    # (code index id 23360734900) to wrap its Adam in a method
+    [PRIVATE, "keras.mixed_precision.loss_scale_optimizer"],
+)
 
 
 @BOTH
+@MODULES
 @pytest.mark.parametrize("name", ["LossScaleOptimizer", "LossScaleOptimizerV1"])
-def test_a_class_only_checked_becomes_the_class_every_loss_scale_optimizer_passes(target, name):
+def test_a_class_only_checked_becomes_the_class_every_loss_scale_optimizer_passes(target, module, name):
     """Before, it became lossscale_compat's class, and the check was False for the target's own optimizer."""
     check(
         f"""\
-        from {PRIVATE} import {name}
+        from {module} import {name}
 
         def wrapped(opt):
             return isinstance(opt, (list, {name})) or issubclass(type(opt), {name})
@@ -57,17 +64,22 @@ def test_a_class_also_called_stays_ours_and_its_check_is_warned(target):
 
 
 @BOTH
-def test_a_class_only_called_stays_ours(target):
+@MODULES
+def test_a_class_only_called_stays_ours(target, module):
     check(
         f"""\
-        from {PRIVATE} import LossScaleOptimizer
+        from {module} import LossScaleOptimizer
 
-        opt = LossScaleOptimizer(inner)
+        class Run:
+            def optimizer(self, rate):
+                return LossScaleOptimizer(Adam(rate))
         """,
         """\
         from lossscale_compat import KerasLossScaleOptimizer as LossScaleOptimizer
 
-        opt = LossScaleOptimizer(inner)
+        class Run:
+            def optimizer(self, rate):
+                return LossScaleOptimizer(Adam(rate))
         """,
         target,
         codes=[w.PRIVATE_IMPORT_NOTE],
