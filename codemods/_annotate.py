@@ -18,51 +18,8 @@ from . import _warnings as w
 PREFIX = "# lossscale-compat: "
 # One annotation inside a comment: the prefix, a code and a short text, up to the next `#` or the end of the line.
 ANNOTATION = re.compile(r"[ \t]*# lossscale-compat: LSC\d{3}\b[^#\r\n]*")
-SHORT_TEXT_LIMIT = 72
-# A few words for each code; codes missing here get the first clause of their message, cut to SHORT_TEXT_LIMIT.
-SHORT_TEXTS = {
-    w.AMBIGUOUS_NAME: "name rebound or ambiguous here; migrate by hand",
-    w.STAR_ARGS: "*args/**kwargs; migrate by hand",
-    w.POLICY_LOSS_SCALE: "reads the global policy's loss_scale; migrate by hand",
-    w.UNSCALED_GRADIENTS_USED: "unscaled gradients used elsewhere; TF 2.4's contract kept",
-    w.GRAPH_REWRITE_NOTE: "the graph rewrite is gone; the optimizer is wrapped explicitly",
-    w.SHIM_NOTE: "no modern equivalent; now lossscale_compat's class",
-    w.UNSUPPORTED_USE: "no rule for this use; migrate by hand",
-    w.NAME_CLASH: "the modern name would clash here; migrate by hand",
-    w.BAD_ARGUMENTS: "arguments do not match TF 2.4's signature; left alone",
-    w.RECEIVER_NOT_PROVEN: "optimizer not traced to its construction; loop left alone",
-    w.DISABLE_VALUE_USED: "disable_mixed_precision_graph_rewrite used as a value; left alone",
-    w.TF1_LOSS_SCALE_OPTIMIZER: "TF1 MixedPrecisionLossScaleOptimizer; no modern equivalent",
-    w.DISABLE_REMOVED_NOTE: "the graph rewrite is gone; nothing to disable",
-    w.ITERATIONS_NOTE: "Keras 3: skipped steps no longer advance iterations",
-    w.OPTIMIZER_SHIM_NOTE: "scale not provably modern; lossscale_compat's optimizer kept",
-    w.LOOP_SHIM_NOTE: "custom loop: KerasLossScaleOptimizer keeps TF 2.4's contract",
-    w.SCALE_READ_NOTE: "loss_scale read renamed dynamic_scale",
-    w.IMPORT_KEPT: "import kept: some uses were left alone",
-    w.GRADIENTS_CLIPPED: "unscaled gradients clipped before apply_gradients",
-    w.GRADIENTS_NORM_TAKEN: "a norm is taken of the unscaled gradients",
-    w.GRADIENTS_ACCUMULATED: "unscaled gradients accumulated across steps",
-    w.GRADIENTS_LOGGED: "unscaled gradients logged or printed",
-    w.TF1_KEPT_NOTE: "TF1 code kept on tf.compat.v1.mixed_precision",
-    w.ESCAPING_SHIM_NOTE: "optimizer leaves this module; KerasLossScaleOptimizer kept",
-    w.SCALE_READ_NOT_PROVEN: "loss_scale read of an optimizer not proven ours; left alone",
-    w.CLASS_SHIM_NOTE: "class kept as a value; now lossscale_compat's class",
-    w.UNTRACED_LOOP_NOTE: "untraced optimizer's loop rewritten for Keras 3; check it",
-    w.GRAPH_REWRITE_FALLBACK_NOTE: "graph rewrite now lossscale_compat's run-time fallback",
-    w.POLICY_FALLBACK_NOTE: "Policy with a loss scale; now lossscale_compat.Policy",
-    w.CLASS_CHECK_FALLBACK_NOTE: "isinstance now checks AnyLossScaleOptimizer",
-    w.MODULE_FALLBACK_NOTE: "experimental module; now lossscale_compat.keras_experimental",
-    w.CONFIG_EQUIVALENCE_NOTE: "get_config() == now assert_config_equivalent",
-    w.CONFIG_COMPARED: "get_config() compared with ==; never equal on Keras 3",
-    w.PRIVATE_IMPORT_NOTE: "private Keras import; now lossscale_compat's names",
-    w.UNSCALED_APPLY_SHIM_NOTE: "apply_gradients without a scaled loss; TF 2.4's class kept",
-    w.ITERATIONS_READ_NOTE: "Keras 3: iterations leaves out skipped steps",
-    w.GET_GRADIENTS_GONE: "get_gradients is gone from Keras 3's LossScaleOptimizer",
-    w.CHECKPOINT_SHIM_NOTE: "checkpointed: KerasLossScaleOptimizer keeps TF 2.4's names",
-    w.FINAL_CLASS_SHIM_NOTE: "now KerasLossScaleOptimizer: the loop keeps TF 2.4's methods",
-    w.VALUE_FALLBACK_NOTE: "used as a value; now lossscale_compat's object",
-    w.GRAPH_REWRITE_SHIM_NOTE: "graph rewrite kept on lossscale_compat (scale not provable)",
-}
+SHORT_TEXT_LIMIT = w.SHORT_LIMIT
+SHORT_TEXTS = w.SHORT  # kept under this name for callers of the annotations
 
 
 def short_text(code: str) -> str:

@@ -100,6 +100,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --write, also write files that a symbolic link points to outside the paths named",
     )
+    migrate.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print each warning's full text instead of its one-line short text",
+    )
+    migrate.add_argument(
+        "--explain",
+        metavar="CODE",
+        help="print what a warning code (LSC1xx, LSC2xx) means and what to do, then exit",
+    )
     comments = migrate.add_mutually_exclusive_group()
     comments.add_argument(
         "--annotate",

@@ -35,11 +35,13 @@ def render() -> str:
 
 
 def render_codes() -> str:
-    """Returns the Markdown table of warning codes, kinds and texts, between its markers."""
-    lines = [CODES_BEGIN, "", "| code | kind | message |", "|---|---|---|"]
+    """Returns the Markdown table of warning codes (each anchored as `#lsc1xx`), kinds and texts, between its markers."""
+    lines = [CODES_BEGIN, "", "| code | kind | short text (printed by default) | message (`--explain CODE`) |"]
+    lines.append("|---|---|---|---|")
     for code in sorted(w.MESSAGES):
         kind = "note" if code in w.NOTE_CODES else "needs a person"
-        lines.append(f"| `{code}` | {kind} | {w.MESSAGES[code]} |")
+        short = w.SHORT[code].replace("|", "\\|")
+        lines.append(f'| <a id="{code.lower()}"></a>`{code}` | {kind} | {short} | {w.MESSAGES[code]} |')
     lines += ["", CODES_END]
     return "\n".join(lines)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 
 # Sites the codemod leaves alone: a person has to look at them.
 AMBIGUOUS_NAME = "LSC101"
@@ -388,6 +389,66 @@ MESSAGES = {
     ),
 }
 
+# One line for each code (what happened; the way out), shown by default, in `--annotate` comments and as GitHub
+# annotations' titles; `--explain CODE` and `--verbose` give its MESSAGES text. Every code needs both (a test fails
+# on a code without a short text), and a short text names no detail, so it reads the same in a comment.
+SHORT_LIMIT = 72
+SHORT = {
+    AMBIGUOUS_NAME: "name rebound or ambiguous here; migrate by hand",
+    STAR_ARGS: "*args/**kwargs; migrate by hand",
+    POLICY_LOSS_SCALE: "reads the global policy's loss_scale; migrate by hand",
+    UNSCALED_GRADIENTS_USED: "unscaled gradients used elsewhere; TF 2.4's contract kept",
+    GRAPH_REWRITE_NOTE: "the graph rewrite is gone; the optimizer is wrapped explicitly",
+    SHIM_NOTE: "no modern equivalent; now lossscale_compat's class",
+    UNSUPPORTED_USE: "no rule for this use; migrate by hand",
+    NAME_CLASH: "the modern name would clash here; migrate by hand",
+    BAD_ARGUMENTS: "arguments do not match TF 2.4's signature; left alone",
+    RECEIVER_NOT_PROVEN: "optimizer not traced; loop left alone: rewrite it by hand (scale_loss)",
+    DISABLE_VALUE_USED: "disable_mixed_precision_graph_rewrite used as a value; left alone",
+    TF1_LOSS_SCALE_OPTIMIZER: "TF1 MixedPrecisionLossScaleOptimizer; no modern equivalent",
+    DISABLE_REMOVED_NOTE: "the graph rewrite is gone; nothing to disable",
+    ITERATIONS_NOTE: "Keras 3: skips don't advance iterations; KerasLossScaleOptimizer does",
+    OPTIMIZER_SHIM_NOTE: "scale not provably modern; lossscale_compat's optimizer kept",
+    LOOP_SHIM_NOTE: "custom loop: KerasLossScaleOptimizer keeps TF 2.4's contract",
+    SCALE_READ_NOTE: "loss_scale read renamed dynamic_scale",
+    IMPORT_KEPT: "import kept for uses left alone; migrate them, or use `run`",
+    GRADIENTS_CLIPPED: "unscaled gradients clipped before apply_gradients",
+    GRADIENTS_NORM_TAKEN: "a norm is taken of the unscaled gradients",
+    GRADIENTS_ACCUMULATED: "unscaled gradients accumulated across steps",
+    GRADIENTS_LOGGED: "unscaled gradients logged or printed",
+    TF1_KEPT_NOTE: "TF1 code kept on tf.compat.v1.mixed_precision",
+    ESCAPING_SHIM_NOTE: "optimizer leaves this module; KerasLossScaleOptimizer kept",
+    SCALE_READ_NOT_PROVEN: "loss_scale of an optimizer not proven ours; Keras 3 reads .dynamic_scale",
+    CLASS_SHIM_NOTE: "class kept as a value; now lossscale_compat's class",
+    UNTRACED_LOOP_NOTE: "untraced optimizer's loop rewritten for Keras 3; check it",
+    GRAPH_REWRITE_FALLBACK_NOTE: "graph rewrite now lossscale_compat's run-time fallback",
+    POLICY_FALLBACK_NOTE: "Policy with a loss scale; now lossscale_compat.Policy",
+    CLASS_CHECK_FALLBACK_NOTE: "isinstance now checks AnyLossScaleOptimizer",
+    MODULE_FALLBACK_NOTE: "experimental module; now lossscale_compat.keras_experimental",
+    CONFIG_EQUIVALENCE_NOTE: "get_config() == now assert_config_equivalent",
+    CONFIG_COMPARED: "get_config() ==: never equal on Keras 3; use assert_config_equivalent",
+    PRIVATE_IMPORT_NOTE: "private Keras import; now lossscale_compat's names",
+    UNSCALED_APPLY_SHIM_NOTE: "apply_gradients without a scaled loss; TF 2.4's class kept",
+    ITERATIONS_READ_NOTE: "Keras 3: iterations omits skipped steps; KerasLossScaleOptimizer counts",
+    GET_GRADIENTS_GONE: "no get_gradients on Keras 3; use GradientTape or KerasLossScaleOptimizer",
+    CHECKPOINT_SHIM_NOTE: "checkpointed: KerasLossScaleOptimizer keeps TF 2.4's names",
+    FINAL_CLASS_SHIM_NOTE: "now KerasLossScaleOptimizer: the loop keeps TF 2.4's methods",
+    VALUE_FALLBACK_NOTE: "used as a value; now lossscale_compat's object",
+    GRAPH_REWRITE_SHIM_NOTE: "graph rewrite kept on lossscale_compat (scale not provable)",
+    TF24_CALL_SHIM_NOTE: "called as only TF 2.4's class took it; KerasLossScaleOptimizer kept",
+    TF24_CALL_NOT_PROVEN: "untraced optimizer called as only TF 2.4's took it; check it, left alone",
+    NAME_LEFT: "still names something the target lacks; use the target's name",
+    DEVICE_CHECK_DROPPED: "private device check import removed; nothing else changes",
+    CONFIG_COMPARED_UNTRACED: "get_config() of untraced objects compared; use assert_config_equivalent",
+    NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
+    NOTEBOOK_LAYOUT: "notebook layout not reproducible; save with Jupyter or migrate by hand",
+    NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",
+}
+def docs_anchor(code: str) -> str:
+    """Where `code` is explained in the repository's docs: its row of docs/codemod.md's warning-code table."""
+    return f"docs/codemod.md#{code.lower()}"
+
+
 # Codes that only annotate a rewrite; every other warning means a person has to look.
 NOTE_CODES = frozenset(
     {
@@ -442,9 +503,36 @@ class Finding:
         """Returns the text of this finding's code, with its `detail` filled in."""
         return MESSAGES[self.code].format(*self.detail) if self.detail else MESSAGES[self.code]
 
+    @property
+    def short(self) -> str:
+        """Returns the one-line text of this finding's code."""
+        return SHORT[self.code]
+
     def as_dict(self, notebook: bool = False) -> dict:
-        """Returns the report form of this finding (line and col 1-based; `cell` in notebooks)."""
-        out = {"line": self.line, "col": self.col + 1, "code": self.code, "message": self.message}
+        """Returns the report form of this finding (line and col 1-based; `cell` in notebooks): both texts."""
+        out = {
+            "line": self.line,
+            "col": self.col + 1,
+            "code": self.code,
+            "short": self.short,
+            "message": self.message,
+            "docs": docs_anchor(self.code),
+        }
         if notebook:
             out["cell"] = self.cell
         return out
+
+
+# What LSC150's text names, shown where no finding fills it in (`--explain`).
+_DETAIL_PLACEHOLDERS = {NAME_LEFT: ("NAME", "its last part", "the target")}
+
+
+def explain(code: str) -> str | None:
+    """The full explanation of `code` (any case) for `--explain`: its kind, short text, message and docs anchor."""
+    code = code.strip().upper()
+    if code not in MESSAGES:
+        return None
+    kind = "note" if code in NOTE_CODES else "needs a person"
+    message = MESSAGES[code].format(*_DETAIL_PLACEHOLDERS[code]) if code in _DETAIL_PLACEHOLDERS else MESSAGES[code]
+    wrapped = textwrap.fill(message, width=100, break_long_words=False, break_on_hyphens=False)
+    return f"{code} ({kind}): {SHORT[code]}\n\n{wrapped}\n\nDocs: {docs_anchor(code)}\n"

@@ -173,6 +173,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # a usage error (one line, printed) or --help
         return stop.code if isinstance(stop.code, int) else EXIT_ERROR
+    if args.explain is not None:
+        return _explain(args.explain, stdout, stderr)
     written: list[str] = []
     try:
         return _run(args, stdout, stderr, written)
@@ -183,6 +185,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=stderr,
         )
         return 128 + 2  # as a shell reports SIGINT
+
+
+def _explain(code: str, stdout: TextIO, stderr: TextIO) -> int:
+    """Prints the full text of a warning code (`--explain CODE`); an unknown code is a one-line error."""
+    text = w.explain(code)
+    if text is None:
+        codes = sorted(w.MESSAGES)
+        print(
+            f"lossscale-compat migrate: error: --explain {_output.name(code)}: no such warning code. Instead, pass "
+            f"one of {codes[0]}-{codes[-1]} as printed by a run (the list: docs/codemod.md#warning-codes).",
+            file=stderr,
+        )
+        return EXIT_ERROR
+    stdout.write(text)
+    return EXIT_CLEAN
 
 
 def _paths_error(paths: Sequence[str], stdin_filename: str | None) -> str | None:
@@ -243,7 +260,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
         except BrokenPipeError:
             _output.closed(stdout, stderr)
     try:
-        _print(results, mode, options.out_format, options.target, stdout, stderr, stdin_mode, done)
+        _print(results, mode, options.out_format, options.target, stdout, stderr, stdin_mode, done, args.verbose)
         stdout.flush()
     except BrokenPipeError:  # `| head`: the reader has all it wants; the run's exit code stands
         _output.closed(stdout, stderr)
@@ -508,6 +525,7 @@ def _print(
     stderr: TextIO,
     stdin_mode: bool,
     done: Done = MIGRATED,
+    verbose: bool = False,
 ) -> None:
     if out_format == "json":
         if not (stdin_mode and mode == "write"):
@@ -522,7 +540,7 @@ def _print(
             elif mode == "check":
                 stdout.write(f"{done.pending}: {_output.name(r.path)}\n")
         for warning in r.warnings(after and r.status == "changed"):
-            stderr.write(_warning_line(r.path, warning, out_format))
+            stderr.write(_warning_line(r.path, warning, out_format, verbose))
         if r.error is not None:
             level = "error" if r.status == "error" else "note"
             if out_format == "github":
@@ -536,18 +554,26 @@ def _print(
         f"lossscale-compat: {counts['changed']} file(s) {verb}, {counts['unchanged']} unchanged, "
         f"{counts['skipped']} skipped, {counts['error']} error(s), {counts['warnings']} warning(s).\n"
     )
+    if counts["warnings"] and out_format == "text" and not verbose:
+        stderr.write(f"lossscale-compat: `lossscale-compat migrate --explain {_first_code(results)}` explains a code; "
+                     "--verbose prints every warning in full.\n")
 
 
-def _warning_line(path: str, warning: dict, out_format: str) -> str:
-    """One warning as a line of text output, or as a GitHub workflow command with its parts escaped."""
+def _first_code(results: Sequence[_Result]) -> str:
+    """The first warning code of the run, for the hint that names `--explain`."""
+    return next(old.code for r in results for old, _ in r.findings)
+
+
+def _warning_line(path: str, warning: dict, out_format: str, verbose: bool = False) -> str:
+    """One warning as a line of text output (its short text, or with `verbose` its full one), or as a GitHub workflow
+    command with its parts escaped (the short text in the title, the full one as the message)."""
     cell = warning.get("cell")
     place = f"[cell {cell}]" if cell is not None else ""
     if out_format != "github":
-        return (
-            f"{_output.name(path)}{place}:{warning['line']}:{warning['col']}: {warning['code']} {warning['message']}\n"
-        )
+        text = warning["message"] if verbose else warning["short"]
+        return f"{_output.name(path)}{place}:{warning['line']}:{warning['col']}: {warning['code']} {text}\n"
     level = "notice" if warning["code"] in w.NOTE_CODES else "warning"
-    file, title = _output.prop(path), _output.prop(warning["code"])
+    file, title = _output.prop(path), _output.prop(f"{warning['code']} {warning['short']}")
     if cell is None:
         where = f"line={warning['line']},col={warning['col']}"
         return f"::{level} file={file},{where},title={title}::{_output.data(warning['message'])}\n"

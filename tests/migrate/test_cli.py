@@ -91,7 +91,7 @@ def test_warnings_mean_exit_one_even_after_write(tree):
     (tree / "w.py").write_bytes(WARNS)
     done = run("w.py", "--write", cwd=tree)
     assert done.returncode == 1
-    assert f"w.py:2:7: {w.TF1_LOSS_SCALE_OPTIMIZER} {w.MESSAGES[w.TF1_LOSS_SCALE_OPTIMIZER]}".encode() in done.stderr
+    assert f"w.py:2:7: {w.TF1_LOSS_SCALE_OPTIMIZER} {w.SHORT[w.TF1_LOSS_SCALE_OPTIMIZER]}\n".encode() in done.stderr
 
 
 def test_report_schema_and_line_numbers_after_write(tree):
@@ -108,7 +108,7 @@ def test_report_schema_and_line_numbers_after_write(tree):
     assert set(by_path["w.py"]) == {"path", "status", "warnings", "error"}
     assert by_path["w.py"]["status"] == "changed"
     (warning,) = [found for found in by_path["w.py"]["warnings"] if found["code"] == w.UNSUPPORTED_USE]
-    assert set(warning) == {"line", "col", "code", "message"}
+    assert set(warning) == {"line", "col", "code", "short", "message", "docs"}
     lines = (tree / "w.py").read_text().splitlines()
     assert lines[warning["line"] - 1] == "b = type(opt) is mpx.LossScaleOptimizer"
     assert report["summary"]["changed"] == 2
@@ -120,7 +120,7 @@ def test_json_and_github_formats(tree):
     report = json.loads(done.stdout)
     assert report["files"][0]["warnings"][0]["code"] == w.TF1_LOSS_SCALE_OPTIMIZER
     done = run("--format", "github", "--check", "w.py", cwd=tree)
-    assert f"::warning file=w.py,line=2,col=7,title={w.TF1_LOSS_SCALE_OPTIMIZER}::".encode() in done.stderr
+    assert f"::warning file=w.py,line=2,col=7,title={w.TF1_LOSS_SCALE_OPTIMIZER} ".encode() in done.stderr
 
 
 def test_stdin_is_byte_exact(tree):
@@ -201,7 +201,8 @@ def test_report_gives_notebook_warnings_their_cell(tree):
     (warning,) = by_path["nb.ipynb"]["warnings"]
     assert warning == {
         "cell": 2, "line": 2, "col": 5, "code": w.TF1_LOSS_SCALE_OPTIMIZER,
-        "message": w.MESSAGES[w.TF1_LOSS_SCALE_OPTIMIZER],
+        "short": w.SHORT[w.TF1_LOSS_SCALE_OPTIMIZER], "message": w.MESSAGES[w.TF1_LOSS_SCALE_OPTIMIZER],
+        "docs": "docs/codemod.md#lsc116",
     }
     assert by_path["legacy.py"]["warnings"] == []
     (tree / "w.py").write_bytes(WARNS)
@@ -212,10 +213,11 @@ def test_report_gives_notebook_warnings_their_cell(tree):
 def test_text_and_github_formats_name_the_notebook_cell(tree):
     (tree / "nb.ipynb").write_bytes(NOTEBOOK)
     done = run("--check", "nb.ipynb", cwd=tree)
-    message = w.MESSAGES[w.TF1_LOSS_SCALE_OPTIMIZER]
-    assert f"nb.ipynb[cell 2]:2:5: {w.TF1_LOSS_SCALE_OPTIMIZER} {message}\n".encode() in done.stderr
+    message, short = w.MESSAGES[w.TF1_LOSS_SCALE_OPTIMIZER], w.SHORT[w.TF1_LOSS_SCALE_OPTIMIZER]
+    assert f"nb.ipynb[cell 2]:2:5: {w.TF1_LOSS_SCALE_OPTIMIZER} {short}\n".encode() in done.stderr
     done = run("--check", "--format", "github", "nb.ipynb", cwd=tree)
-    expected = f"::warning file=nb.ipynb,title={w.TF1_LOSS_SCALE_OPTIMIZER}::nb.ipynb[cell 2]:2:5: {message}\n"
+    title = f"{w.TF1_LOSS_SCALE_OPTIMIZER} {short}".replace(":", "%3A").replace(",", "%2C")
+    expected = f"::warning file=nb.ipynb,title={title}::nb.ipynb[cell 2]:2:5: {message}\n"
     assert expected.encode() in done.stderr
 
 

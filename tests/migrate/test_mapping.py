@@ -42,5 +42,5 @@ def test_docs_list_every_warning_code_with_its_text():
         text = handle.read()
     for code, message in w.MESSAGES.items():
         kind = "note" if code in w.NOTE_CODES else "needs a person"
-        assert f"| `{code}` | {kind} | {message} |" in text, code
+        assert f'| <a id="{code.lower()}"></a>`{code}` | {kind} | {w.SHORT[code]} | {message} |' in text, code
     assert _doctable.render_codes() in text, "regenerate with `python -m lossscale_compat.codemods._doctable`"

@@ -25,7 +25,7 @@ _CONSTANTS = {name: value for name, value in vars(w).items() if isinstance(value
 def documented_codes(text: str) -> set[str]:
     """The codes in the warning-code table of docs/codemod.md's text."""
     table = text[text.index(_doctable.CODES_BEGIN) : text.index(_doctable.CODES_END)]
-    return set(re.findall(r"^\| `(LSC\d{3})` \|", table, re.MULTILINE))
+    return set(re.findall(r'^\| (?:<a id="lsc\d{3}"></a>)?`(LSC\d{3})` \|', table, re.MULTILINE))
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
@@ -100,6 +100,8 @@ def test_it():
 def test_the_docs_table_is_read_code_by_code():
     text = f"intro `LSC199`\n{_doctable.CODES_BEGIN}\n\n| `LSC101` | note | x `LSC198` |\n{_doctable.CODES_END}\n"
     assert documented_codes(text) == {"LSC101"}
+    anchored = '| <a id="lsc102"></a>`LSC102` | note | short | x `LSC197` |'
+    assert documented_codes(text.replace("| `LSC101` | note | x `LSC198` |", anchored)) == {"LSC102"}
 
 
 def test_a_reason_that_is_not_a_warning_code_always_has_a_way_out():
