@@ -88,3 +88,47 @@ def test_record_goldens_runs_every_tf24_recorder():
     recorders = {f"tests/recorders/{p.name}" for p in (DOCS.parent / "tests" / "recorders").glob("record_tf24*.py")}
     assert recorders - {"tests/recorders/record_tf24_names.py"} == set(listed)  # the names recorder runs last, twice
     assert len(listed) == len(set(listed))
+
+
+# A path of this machine or of a workspace outside the repository: a reader of the docs has none of them.
+OUTSIDE = ("../shared", "/work/", "/root/", "/home/", "/tmp/")
+# A repository path in backticks: a first part that is a top-level entry of the repository, then a slash.
+REPO_PATH = re.compile(r"`([\w.-]+/[^`\s]*)`")
+# A placeholder part of such a path (`codemods/target_names/STACK.json`): capitals only, before any extension.
+PLACEHOLDER = re.compile(r"[A-Z_]+(\.\w+)?")
+
+
+def cited_paths(page: Path, text: str) -> list[str]:
+    """The files `text` (the page at `page`) cites that are outside the repository or do not exist in it."""
+    root = DOCS.parent
+    top = {entry.name for entry in root.iterdir()}
+    bad = [word for word in OUTSIDE if word in text]
+    for link in re.findall(r"\]\(([^)\s]+)\)", text):
+        target = link.split("#")[0]
+        if target and not re.match(r"[a-z]+:", target) and not (page.parent / target).exists():
+            bad.append(link)
+    for cited in REPO_PATH.findall(text):
+        path = cited.split("::")[0].split("#")[0].rstrip("/")
+        parts = path.split("/")
+        if parts[0] not in top or any(set(part) & set("*{}<>$") or PLACEHOLDER.fullmatch(part) for part in parts):
+            continue
+        if not (root / path).exists():
+            bad.append(cited)
+    return bad
+
+
+def test_the_docs_cite_only_files_in_the_repository():
+    """Should fail on `../shared/...`, a path of a developer's machine, or a link or repository path that is gone."""
+    pages = [README, *sorted(DOCS.glob("*.md"))]
+    assert len(pages) > 5
+    bad = {page.name: found for page in pages if (found := cited_paths(page, page.read_text(encoding="utf-8")))}
+    assert not bad, f"the docs cite what a reader of the repository does not have: {bad}"
+
+
+def test_the_citation_check_finds_each_kind_of_outside_reference():
+    page = DOCS / "faq.md"
+    assert cited_paths(page, "see `../shared/reference/notes.md`") == ["../shared"]
+    assert cited_paths(page, "as read for /work/shared/reference/tf24-behaviour.md") == ["/work/"]
+    assert cited_paths(page, "[gone](nowhere.md) and [here](codemod.md#warning-codes)") == ["nowhere.md"]
+    assert cited_paths(page, "`tests/no_such_test.py` and `tests/test_docs.py::x`") == ["tests/no_such_test.py"]
+    assert cited_paths(page, "`codemods/target_names/STACK.json`, `docs/codemod.md#lsc118`") == []
