@@ -41,13 +41,20 @@ def main(argv: Sequence[str]) -> int:
             sys.path[:1] = [os.getcwd()]
             runpy.run_module(target, run_name="__main__", alter_sys=True)
         else:
-            sys.path[0] = os.path.dirname(os.path.abspath(target))  # as `python SCRIPT` would
-            runpy.run_path(target, run_name="__main__")
+            path = os.path.abspath(target)  # as `python SCRIPT`: its directory first, its `__file__` absolute
+            sys.path[0] = os.path.dirname(path)
+            runpy.run_path(path, run_name="__main__")
     except SystemExit as stop:
         return _exit_code(stop.code)
     except ImportError as error:
         if _ours_only(error.__traceback__):  # no module to run was found, no user code ran: one line, as `python -m`
             print(f"lossscale-compat run: {error}", file=sys.stderr)
+        else:
+            _print_user_traceback(error)
+        return 1
+    except SyntaxError as error:
+        if _ours_only(error.__traceback__):  # the script itself does not compile: no frame, as `python SCRIPT` shows
+            sys.excepthook(type(error), error.with_traceback(None), None)
         else:
             _print_user_traceback(error)
         return 1
