@@ -17,7 +17,8 @@ EXIT_CODES_HELP = """exit codes:
   0  nothing left to do
   1  changes pending: --diff/--check would change a file, or a site needs a person
      (any warning but a note), also after --write
-  2  a file could not be read, parsed or written, or a usage error"""
+  2  a file could not be read, parsed or written, a usage error, or (with
+     --fail-on-empty) a directory named holds no Python file or notebook"""
 DEFAULT_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_FILE_SIZE = 120.0, 4096, 1.0  # seconds, MB, MB (docs/codemod.md)
 _CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
 
@@ -99,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--write-link-targets",
         action="store_true",
         help="with --write, also write files that a symbolic link points to outside the paths named",
+    )
+    migrate.add_argument(
+        "--fail-on-empty",
+        action="store_true",
+        help="exit 2 when a directory named holds no Python file or notebook (a mistyped path in CI)",
     )
     migrate.add_argument(
         "-v",

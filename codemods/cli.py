@@ -125,8 +125,11 @@ def _diff(result: _Result) -> str:
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> tuple[list[str], list[_Result]]:
-    """Returns the files to read (each resolved file once, under the first name met) and the paths not read."""
+def _gather(
+    paths: Sequence[str], excludes: Sequence[str], gitignore: bool, empty: list[str] | None = None
+) -> tuple[list[str], list[_Result]]:
+    """Returns the files to read (each resolved file once, under the first name met) and the paths not read; adds
+    each directory named that holds no Python file or notebook to `empty`."""
     files: list[str] = []
     others: list[_Result] = []
     seen: set[object] = set()
@@ -147,10 +150,13 @@ def _gather(paths: Sequence[str], excludes: Sequence[str], gitignore: bool) -> t
         elif os.path.isdir(path):
             skipped: list[tuple[str, str]] = []
             unreadable: list[tuple[str, str]] = []
+            found = None
             for found in _files.walk(
                 path, excludes=excludes, respect_gitignore=gitignore, skipped=skipped, unreadable=unreadable
             ):
                 add(found)
+            if found is None and empty is not None:
+                empty.append(path)
             others += [_skipped(found, reason) for found, reason in skipped]
             others += [_Result(found, "error", error=reason) for found, reason in unreadable]
         elif os.path.isfile(path):
@@ -242,12 +248,16 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     if paths_error is not None:
         print(f"lossscale-compat: error: {paths_error}", file=stderr)
         return EXIT_ERROR
+    empty: list[str] = []
     if args.strip_annotations:
-        results = _stripped_paths(args.paths, args.stdin_filename, options)
+        results = _stripped_paths(args.paths, args.stdin_filename, options, empty)
     else:
-        results = _migrate_paths(args.paths, args.stdin_filename, options)
+        results = _migrate_paths(args.paths, args.stdin_filename, options, empty)
         if args.annotate:
             _annotate_results(results)
+    for path in empty:  # said at once, as ruff and black do: a mistyped or empty folder is not a clean run
+        level = "error: " if args.fail_on_empty else ""
+        print(f"lossscale-compat: {level}{_output.name(path)}: no Python files or notebooks found", file=stderr)
     stdin_mode = args.paths == ["-"]
     if not stdin_mode and not args.write_link_targets:
         _refuse_outside_links(results, args.paths, mode)
@@ -266,12 +276,14 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
         _output.closed(stdout, stderr)
     if args.report is not None and not _write_report(args.report, results, mode, options.target, stderr):
         return EXIT_ERROR
-    return _exit_code(results, mode)
+    return EXIT_ERROR if empty and args.fail_on_empty else _exit_code(results, mode)
 
 
-def _migrate_paths(paths: Sequence[str], stdin_filename: str | None, options: Options) -> list[_Result]:
+def _migrate_paths(
+    paths: Sequence[str], stdin_filename: str | None, options: Options, empty: list[str] | None = None
+) -> list[_Result]:
     """Finds, reads and migrates the files under `paths`; one result for each, and for each path not read."""
-    files, results = _gather(paths, options.excludes, options.gitignore)
+    files, results = _gather(paths, options.excludes, options.gitignore, empty)
     tasks, order = _read_all(files, stdin_filename, options.target, options.max_file_size)
     jobs = min(options.jobs, max(len(tasks), 1))
     done = {r.path: r for r in _process_many(tasks, options.target, jobs, options.limits)}
@@ -286,9 +298,11 @@ def _annotate_results(results: Sequence[_Result]) -> None:
             result.status = "changed" if result.new != result.old else result.status
 
 
-def _stripped_paths(paths: Sequence[str], stdin_filename: str | None, options: Options) -> list[_Result]:
+def _stripped_paths(
+    paths: Sequence[str], stdin_filename: str | None, options: Options, empty: list[str] | None = None
+) -> list[_Result]:
     """Finds and reads the files under `paths`, and removes their annotations; nothing is migrated."""
-    files, results = _gather(paths, options.excludes, options.gitignore)
+    files, results = _gather(paths, options.excludes, options.gitignore, empty)
     tasks, order = _read_all(files, stdin_filename, options.target, 0)
     read = dict(tasks)
     for shown, result in order:
