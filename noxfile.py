@@ -99,7 +99,7 @@ def _record(session: nox.Session, stack: str, junit: Path, ran: str, env: dict) 
 
 @nox.session(name="support-table", python=False)
 def support_table(session: nox.Session) -> None:
-    """Writes the support table in docs/support.md and README.md from the last run of each stack.
+    """Writes the support table in docs/support.md from the last run of each stack (the README links to it).
 
     Adds each stack's last run (build/matrix) to docs/support.json first, and writes the table from that file.
     """
@@ -108,9 +108,9 @@ def support_table(session: nox.Session) -> None:
     results.update({path.stem: json.loads(path.read_text()) for path in RESULTS.glob("*.json")})
     recorded.write_text(json.dumps(dict(sorted(results.items())), indent=1) + "\n")
     table = stacks.support_table(results)
-    for path in (Path("docs/support.md"), Path("README.md")):
-        path.write_text(stacks.with_support_table(path.read_text(), table))
-        session.log(f"wrote the support table into {path}")
+    path = Path("docs/support.md")
+    path.write_text(stacks.with_support_table(path.read_text(), table))
+    session.log(f"wrote the support table into {path}")
 
 
 @nox.session(python="3.11")

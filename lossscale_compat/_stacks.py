@@ -304,7 +304,7 @@ def warn_if_untested(tensorflow: str, keras: str) -> None:
     warnings.warn(reason, UntestedStackWarning, stacklevel=3)
 
 
-# --- The support table in README.md and docs/support.md, from a run of the matrix -------------------------------
+# --- The support table in docs/support.md, from a run of the matrix ----------------------------------------------
 
 TABLE_START, TABLE_END = "<!-- support-table: start -->", "<!-- support-table: end -->"
 
