@@ -77,7 +77,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("The optimizers are not equivalent:\n  " + "\n  ".join(differences))
         return EXIT_DIFFERENT
     print(f"{args.old} and {args.new} configure equivalent optimizers.")
+    note = _training_note(summaries[0])
+    if note:
+        print(note)
     return EXIT_EQUIVALENT
+
+
+def _training_note(summary: dict[str, Any]) -> str:
+    """What configured alike does not promise for these settings on this stack: "" where it promises training too."""
+    from lossscale_compat import _flavour
+    from lossscale_compat._deprecation import KERAS3_DYNAMIC_DIFFERENCE
+
+    if summary.get("loss_scaling") != "dynamic" or not _flavour.has_keras3_loss_scaling():
+        return ""  # Keras 2's own class trains as TF 2.4's did; a fixed scale skips no step
+    return f"Note: {KERAS3_DYNAMIC_DIFFERENCE}"
 
 
 def optimizer_config(path: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 import tensorflow as tf
 
 from lossscale_compat import _flavour
-from lossscale_compat._deprecation import _first_frame_outside_package, warn_deprecated
+from lossscale_compat._deprecation import _first_frame_outside_package, dynamic_difference, warn_deprecated
 
 
 class LossScale(_flavour.Trackable, metaclass=abc.ABCMeta):
@@ -323,7 +323,7 @@ def _dynamic_replacement(loss_scale: DynamicLossScale) -> str:
         f"{prefix} the modern equivalent is `{_flavour.keras_public_prefix()}.LossScaleOptimizer("
         f"inner_optimizer, initial_scale={loss_scale.initial_loss_scale}, "
         f"dynamic_growth_steps={loss_scale.increment_period})`."
-    )
+    ) + dynamic_difference(_flavour.has_keras3_loss_scaling())
 
 
 # --- get / serialize / deserialize (TF 2.4's Keras loss-scale helpers) -----------------------------

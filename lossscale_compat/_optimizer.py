@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lossscale_compat import _conversions, _flavour, _loss_scale
-from lossscale_compat._deprecation import warn_deprecated
+from lossscale_compat._deprecation import dynamic_difference, warn_deprecated
 
 # TF 2.4's Keras surface, built on the installed Keras's modern LossScaleOptimizer.
 if _flavour.has_keras3_loss_scaling():
@@ -17,11 +17,13 @@ else:
 def _tf24_loss_scale_kwargs(loss_scale: Any) -> dict[str, Any]:
     """The modern constructor's keyword arguments for TF 2.4's `loss_scale`, with the deprecation warning."""
     kwargs = _conversions.loss_scale_to_kwargs(loss_scale)
+    keras3 = _flavour.has_keras3_loss_scaling()
     warn_deprecated(
         "`tf.keras.mixed_precision.experimental.LossScaleOptimizer` was removed from TensorFlow "
         "after 2.8; the modern equivalent is "
-        + _conversions.replacement_call(kwargs, _flavour.keras_public_prefix(), _flavour.has_keras3_loss_scaling())
-        + ".",
+        + _conversions.replacement_call(kwargs, _flavour.keras_public_prefix(), keras3)
+        + "."
+        + dynamic_difference(keras3 and kwargs.get("dynamic", True) is not False),
         "LossScaleOptimizer",
     )
     return kwargs

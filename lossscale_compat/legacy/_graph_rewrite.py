@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 from lossscale_compat import _flavour
-from lossscale_compat._deprecation import warn_deprecated
+from lossscale_compat._deprecation import dynamic_difference, warn_deprecated
 from lossscale_compat.legacy import _policy
 
 _PREFIX = "tf.train.experimental"
@@ -23,7 +23,8 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
     warn_deprecated(
         f"`{_PREFIX}.enable_mixed_precision_graph_rewrite` was removed from TensorFlow after 2.8; "
         f"the modern equivalent is `{_flavour.keras_public_prefix()}.set_global_policy("
-        "'mixed_float16')` with a LossScaleOptimizer.",
+        "'mixed_float16')` with a LossScaleOptimizer."
+        + dynamic_difference(_flavour.has_keras3_loss_scaling() and _is_dynamic(loss_scale)),
         "enable_mixed_precision_graph_rewrite",
     )
     policy = _policy.tf_keras_mixed_precision().global_policy()
@@ -40,6 +41,11 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
     _policy.graph_rewrite_enabled = True
     _say_once_if_no_gpu()
     return wrapped
+
+
+def _is_dynamic(loss_scale: Any) -> bool:
+    """Whether TF 2.4's `loss_scale` argument asks for a dynamic scale (its default, "dynamic", or a DynamicLossScale)."""
+    return (isinstance(loss_scale, str) and loss_scale == "dynamic") or type(loss_scale).__name__ == "DynamicLossScale"
 
 
 def disable_mixed_precision_graph_rewrite() -> None:

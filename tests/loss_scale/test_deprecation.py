@@ -60,3 +60,31 @@ def test_warning_is_a_deprecation_warning_users_can_filter():
         warnings.simplefilter("error", lossscale_compat.LossScaleDeprecationWarning)
         with pytest.raises(lossscale_compat.LossScaleDeprecationWarning):
             lossscale_compat.FixedLossScale(2)
+
+
+def _names_the_training_difference(message):
+    return "does not advance its `iterations`" in message and "lossscale-compat record" in message
+
+
+def test_a_dynamic_replacement_names_how_keras3_trains_differently_and_how_to_compare():
+    """Keras 3's own class is configured alike but trains differently after a skipped step; Keras 2's trains alike."""
+    keras3 = _flavour.has_keras3_loss_scaling()
+    dynamic = str(record(lambda: lossscale_compat.DynamicLossScale())[0].message)
+    inner = tf_keras_sgd()
+    optimizer = str(record(lambda: lossscale_compat.LossScaleOptimizer(inner, "dynamic"))[0].message)
+    assert _names_the_training_difference(dynamic) == keras3
+    assert _names_the_training_difference(optimizer) == keras3
+    assert "docs/equivalence.md" in dynamic if keras3 else "docs/equivalence.md" not in dynamic
+
+
+def test_a_fixed_replacement_names_no_training_difference():
+    inner = tf_keras_sgd()
+    fixed = str(record(lambda: lossscale_compat.LossScaleOptimizer(inner, 128))[0].message)
+    assert not _names_the_training_difference(fixed)
+    assert not _names_the_training_difference(str(record(lambda: lossscale_compat.FixedLossScale(128))[0].message))
+
+
+def tf_keras_sgd():
+    import tensorflow as tf
+
+    return tf.keras.optimizers.SGD(0.1)

@@ -164,3 +164,11 @@ def test_a_usage_error_is_one_line_with_exit_2(capsys, argv):
     assert exited.value.code == 2
     assert err.count("\n") == 1 and err.startswith("lossscale-compat equivalent: error: ")
     assert "--help" in err
+
+
+def test_equivalent_dynamic_configs_say_how_keras3s_own_class_trains_differently(capsys):
+    """Configured alike is not trained alike on Keras 3: the command says so and points at record/compare."""
+    code, out, err = run(capsys, SAVED_MODEL, OPTIMIZER_JSON)
+    assert (code, err) == (0, "")
+    said = "does not advance its `iterations`" in out and "lossscale-compat compare" in out
+    assert said == KERAS3
