@@ -41,5 +41,7 @@ if tf is not None:
         return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 
 
-# Our own pytest plugin (also installed through the `pytest11` entry point), and pytest's, to test it.
-pytest_plugins = ("lossscale_compat.pytest_plugin", "pytester")
+# Our own pytest plugin (also installed through the `pytest11` entry point), pytest's, to test it, and the skip audit
+# (tests/skip_reasons.py: a skip for an unlisted reason fails).
+pytest_plugins = ("lossscale_compat.pytest_plugin", "pytester", "skip_reasons")
+
