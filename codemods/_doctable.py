@@ -35,7 +35,7 @@ def render() -> str:
 
 
 def render_codes() -> str:
-    """Returns the Markdown table of warning codes (each anchored as `#lsc1xx`), kinds and texts, between its markers."""
+    """Returns the Markdown table of warning codes (each anchored as `#lsc1xx`) and texts, between its markers."""
     lines = [CODES_BEGIN, "", "| code | kind | short text (printed by default) | message (`--explain CODE`) |"]
     lines.append("|---|---|---|---|")
     for code in sorted(w.MESSAGES):

@@ -444,6 +444,8 @@ SHORT = {
     NOTEBOOK_LAYOUT: "notebook layout not reproducible; save with Jupyter or migrate by hand",
     NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",
 }
+
+
 def docs_anchor(code: str) -> str:
     """Where `code` is explained in the repository's docs: its row of docs/codemod.md's warning-code table."""
     return f"docs/codemod.md#{code.lower()}"

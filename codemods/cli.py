@@ -569,8 +569,10 @@ def _print(
         f"{counts['skipped']} skipped, {counts['error']} error(s), {counts['warnings']} warning(s).\n"
     )
     if counts["warnings"] and out_format == "text" and not verbose:
-        stderr.write(f"lossscale-compat: `lossscale-compat migrate --explain {_first_code(results)}` explains a code; "
-                     "--verbose prints every warning in full.\n")
+        stderr.write(
+            f"lossscale-compat: `lossscale-compat migrate --explain {_first_code(results)}` explains a code; "
+            "--verbose prints every warning in full.\n"
+        )
 
 
 def _first_code(results: Sequence[_Result]) -> str:

@@ -21,9 +21,10 @@ MIGRATE_HINT = "Run `lossscale-compat migrate PATH` to rewrite such call sites."
 # message names it as the replacement of a dynamic TF 2.4 loss scale, on a stack whose Keras has it.
 KERAS3_DYNAMIC_DIFFERENCE = (
     "Keras 3's own `LossScaleOptimizer` is configured alike but does not train alike: a skipped (non-finite) step "
-    "does not advance its `iterations`, so learning-rate schedules and Adam's bias correction drift from TF 2.4's, and the scale can fall "
-    "below 1; `lossscale_compat.KerasLossScaleOptimizer` takes the same arguments and trains as TF 2.4 did. "
-    "To compare two runs: `lossscale-compat record` and `lossscale-compat compare` (docs/equivalence.md)."
+    "does not advance its `iterations`, so learning-rate schedules and Adam's bias correction drift from TF 2.4's, "
+    "and the scale can fall below 1; `lossscale_compat.KerasLossScaleOptimizer` takes the same arguments and trains "
+    "as TF 2.4 did. To compare two runs: `lossscale-compat record` and `lossscale-compat compare` "
+    "(docs/equivalence.md)."
 )
 
 

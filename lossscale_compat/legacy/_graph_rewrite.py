@@ -44,8 +44,9 @@ def enable_mixed_precision_graph_rewrite(opt: Any, loss_scale: Any = "dynamic") 
 
 
 def _is_dynamic(loss_scale: Any) -> bool:
-    """Whether TF 2.4's `loss_scale` argument asks for a dynamic scale (its default, "dynamic", or a DynamicLossScale)."""
-    return (isinstance(loss_scale, str) and loss_scale == "dynamic") or type(loss_scale).__name__ == "DynamicLossScale"
+    """Whether TF 2.4's `loss_scale` asks for a dynamic scale (its default "dynamic", or a DynamicLossScale)."""
+    named = isinstance(loss_scale, str) and loss_scale == "dynamic"
+    return named or type(loss_scale).__name__ == "DynamicLossScale"
 
 
 def disable_mixed_precision_graph_rewrite() -> None:
