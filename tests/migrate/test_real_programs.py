@@ -36,6 +36,7 @@ PROGRAMS = {
     "real_classifier_trainer": "float16",
     "real_albert_accumulation": "float16",
     "real_dreamer_optimizer": "float16",
+    "real_tts_trainer": "adam",
 }
 TARGETS = ("keras3", "tf_keras")
 STACK = "keras3" if _flavour.has_keras3_loss_scaling() else "keras2"
