@@ -37,6 +37,7 @@ PROGRAMS = {
     "real_albert_accumulation": "float16",
     "real_dreamer_optimizer": "float16",
     "real_tts_trainer": "adam",
+    "real_opennmt_trainer": "float16",
 }
 TARGETS = ("keras3", "tf_keras")
 STACK = "keras3" if _flavour.has_keras3_loss_scaling() else "keras2"
@@ -120,7 +121,7 @@ def assert_trains_like_tf24(got: dict, want: dict, kind: str, keras3_iterations:
 
 # Programs that checkpoint their optimizer: on Keras 3.0, whose optimizers are not TensorFlow trackables, our
 # loss-scale optimizer refuses the checkpoint with this error instead of leaving its state out.
-CHECKPOINTING = {"real_tts_trainer"}
+CHECKPOINTING = {"real_tts_trainer", "real_opennmt_trainer"}
 _UNTRACKABLE = "cannot be saved in or restored from a TensorFlow checkpoint on Keras 3.0"
 
 
