@@ -29,6 +29,18 @@ LR_ALIAS = property(
 )
 
 
+def model_method_hooks() -> list[tuple[Any, str, Callable]]:
+    """(Model class, method, replacement) for each `Model` method legacy mode replaces on this Keras."""
+    hooks = []
+    model = _flavour.keras_fit_model_ending_epochs_early()
+    if model is not None:
+        hooks.append((model, "fit", fit_telling_short_epochs(model.fit)))
+    model = _flavour.keras_load_weights_without_tf_checkpoints()
+    if model is not None:
+        hooks.append((model, "load_weights", tf_format_load_weights(model.load_weights)))
+    return hooks
+
+
 class ShortEpochWarning(UserWarning):
     """An epoch of `fit` ran fewer steps than `steps_per_epoch`, where TF 2.4 ran it in full."""
 
