@@ -48,11 +48,7 @@ LEGACY_XFAIL: dict = {}
 # (program, target) -> why today's codemod output does not run or does not match TF 2.4.0 (the same on every stack
 # that serves the target): none since the codemod writes lossscale_compat's run-time fallbacks where no modern
 # rewrite can be proven (issue 25: LSC134-LSC136).
-MIGRATED_XFAIL: dict = {
-    ("real_opennmt_trainer", "tf_keras"): "issue 44: the codemod keeps `tf.keras.mixed_precision.LossScaleOptimizer("
-    "optimizer)` and only warns (LSC149) at `self._optimizer.get_gradients(...)`, which it cannot trace to the wrap; on "
-    "tf_keras that class over today's Adam is LossScaleOptimizerV3, which has no `get_gradients` (AttributeError)",
-}
+MIGRATED_XFAIL: dict = {}
 
 
 _GRAPH_REWRITE = ("tf.train.experimental.enable_mixed_precision_graph_rewrite(",
