@@ -587,25 +587,19 @@ def keras_load_weights_without_tf_checkpoints() -> Any:
 def keras_fit_model_ending_epochs_early() -> Any:
     """Keras's `Model` if its `fit` lets a finite input of exactly `steps_per_epoch` batches run out, else None.
 
-    TF 2.4, Keras 2 and later Keras 3 releases start such an input again at each epoch; the epoch iterator of early
-    Keras 3 releases (3.3.3 among them) keeps one iterator across epochs, so every second epoch finds it exhausted and
-    ends with no step. Found by running Keras's own epoch iterator over two batches for two epochs; None where it
-    cannot be run.
+    TF 2.4, Keras 2 and later Keras 3 start such an input again at each epoch; early Keras 3 (3.0, 3.3.3) keeps one
+    iterator, so every second epoch ends with no step. Found by running Keras's epoch iterator for two epochs.
     """
-    model = tf.keras.Model
-    package = model.__module__.split(".models.", 1)[0]
+    package = tf.keras.Model.__module__.split(".models.", 1)[0]
     try:
         iterator_class = importlib.import_module(f"{package}.trainers.epoch_iterator").EpochIterator
-    except ImportError:  # Keras 2: its `fit` restarts such an input, as TF 2.4's did
-        return None
-    try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Keras's own "Your input ran out of data"
             iterator = iterator_class(x=np.zeros((2, 1), "float32"), batch_size=1, steps_per_epoch=2)
             steps = [sum(1 for _ in iterator.enumerate_epoch()) for _ in range(2)]
-    except Exception:  # noqa: BLE001 - a Keras whose private iterator changed: nothing to tell
+    except Exception:  # noqa: BLE001 - Keras 2 (no such module), or a Keras whose private iterator changed
         return None
-    return model if steps[1] < steps[0] else None
+    return tf.keras.Model if steps[1] < steps[0] else None
 
 
 def keras_policy_deserializer_without_policy_v1() -> Any:
