@@ -14,8 +14,10 @@ import functools
 import importlib
 import inspect
 import sys
+import warnings
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from lossscale_compat import _stacks
@@ -579,6 +581,25 @@ def keras_load_weights_without_tf_checkpoints() -> Any:
     """
     model = tf.keras.Model
     return None if "by_name" in inspect.signature(model.load_weights).parameters else model
+
+
+@functools.cache
+def keras_fit_model_ending_epochs_early() -> Any:
+    """Keras's `Model` if its `fit` lets a finite input of exactly `steps_per_epoch` batches run out, else None.
+
+    TF 2.4, Keras 2 and later Keras 3 start such an input again at each epoch; early Keras 3 (3.0, 3.3.3) keeps one
+    iterator, so every second epoch ends with no step. Found by running Keras's epoch iterator for two epochs.
+    """
+    package = tf.keras.Model.__module__.split(".models.", 1)[0]
+    try:
+        iterator_class = importlib.import_module(f"{package}.trainers.epoch_iterator").EpochIterator
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Keras's own "Your input ran out of data"
+            iterator = iterator_class(x=np.zeros((2, 1), "float32"), batch_size=1, steps_per_epoch=2)
+            steps = [sum(1 for _ in iterator.enumerate_epoch()) for _ in range(2)]
+    except Exception:  # noqa: BLE001 - Keras 2 (no such module), or a Keras whose private iterator changed
+        return None
+    return tf.keras.Model if steps[1] < steps[0] else None
 
 
 def keras_policy_deserializer_without_policy_v1() -> Any:

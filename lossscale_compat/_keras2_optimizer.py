@@ -168,10 +168,18 @@ class KerasLossScaleOptimizer(
             # TF 2.4 counted this as a finite step before the inner optimizer raised "No gradients
             # provided"; Keras 2 raises first.
             tf.distribute.get_replica_context().merge_call(lambda _: self._loss_scale.update([]))
-        if self.__dict__.get("_tf24_pending_slots") or self.__dict__.get("_tf24_unmatched"):
+        inner = self.inner_optimizer
+        restored_unbuilt = (  # today's optimizers restore slots by position: `_forget_slots_...` applies TF 2.4's rule
+            self._update_uid >= 0
+            and not _flavour.is_legacy_keras_optimizer(inner)
+            and not _flavour.optimizer_is_built(inner)
+        )
+        if restored_unbuilt or self.__dict__.get("_tf24_pending_slots") or self.__dict__.get("_tf24_unmatched"):
+            variables = [variable for _, variable in grads_and_vars]
             with tf.init_scope():
-                self.inner_optimizer.build([variable for _, variable in grads_and_vars])
+                inner.build(variables)
             self._restore_tf24_slots()
+            self._forget_slots_saved_without_their_variables(variables)
             self._check_restored_everything()
         self.__dict__["_tf24_call"] = (name, experimental_aggregate_gradients)
         try:

@@ -298,6 +298,7 @@ class KerasLossScaleOptimizer(
                 self.build(trainable_variables)
             self.built = True
             self._restore_tf24_slots()
+            self._forget_slots_saved_without_their_variables(trainable_variables)
             self._check_restored_everything()
         grads = list(grads)
         if self._caller_scaled:

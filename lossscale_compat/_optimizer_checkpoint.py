@@ -195,6 +195,39 @@ class TF24CheckpointNames:
                 for variable, slot_name, position in pending:
                     position.restore(_tf24_slot(inner, variable, slot_name))
 
+    def _forget_slots_saved_without_their_variables(self, var_list: Any) -> None:
+        """Resets slots a deferred restore gave back although the checkpoint did not hold their variables.
+
+        TF 2.4 checkpointed a slot only with the variable it belongs to, so an optimizer-only checkpoint (TensorFlowTTS
+        saves `tf.train.Checkpoint(steps=..., epochs=..., optimizer=...)`) resumed with fresh slots. Today's optimizers
+        checkpoint their slots by position and give them all back; this puts those slots back to their initial value.
+        """
+        restore = getattr(self, "_update_uid", -1)
+        inner = _flavour.wrapped_optimizer(self)
+        if restore < 0 or inner is None:
+            return
+        reset = []
+        for variable in var_list:
+            if getattr(variable, "_update_uid", -1) == restore:  # restored with the optimizer: its slots were saved
+                continue
+            for slot_name in _slots.slot_names(inner):
+                slot = _slots.slot_variable(inner, variable, slot_name)
+                if getattr(slot, "_update_uid", -1) == restore:
+                    reset.append((slot, _slots.initial_slot_value(inner, slot_name)))
+        if not reset:
+            return
+        with tf.init_scope():
+            for slot, value in reset:
+                slot.assign(tf.fill(tf.shape(slot), tf.cast(value, slot.dtype)))
+        warnings.warn(
+            f"The checkpoint restored into this {_inner_access.tf24_class_name(self)} does not hold the variables "
+            f"that {len(reset)} of its {type(inner).__name__} slots belong to, so those slots start from their "
+            "initial value, as in TF 2.4, which checkpointed a slot only with its variable. To resume them, put the "
+            "model in the same checkpoint as the optimizer (`tf.train.Checkpoint(model=model, optimizer=optimizer)`).",
+            UserWarning,
+            stacklevel=2,
+        )
+
     def _check_restored_everything(self) -> None:
         """Raises for checkpoint names that were left for the build and that the build did not make."""
         waiting = self.__dict__.pop("_tf24_unmatched", set()) & set(self._deferred_dependencies)

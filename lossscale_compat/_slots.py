@@ -26,6 +26,19 @@ SLOT_HYPERPARAMETERS: dict[tuple[str, str], str] = {
 }
 
 
+# The value a slot starts from when it is not 0: Adagrad's accumulator starts at its `initial_accumulator_value`.
+SLOT_INITIAL_VALUES: dict[tuple[str, str], str] = {("Adagrad", "accumulator"): "initial_accumulator_value"}
+
+
+def initial_slot_value(optimizer: Any, slot: str) -> float:
+    """The value TF 2.4 slot `slot` of a built `optimizer` starts from."""
+    for cls in type(optimizer).__mro__:
+        hyperparameter = SLOT_INITIAL_VALUES.get((cls.__name__, slot))
+        if hyperparameter is not None:
+            return float(getattr(optimizer, hyperparameter))
+    return 0.0
+
+
 def _kept(optimizer: Any, name: str, slot: str, attribute: str) -> bool:
     hyperparameter = SLOT_HYPERPARAMETERS.get((name, slot))
     if hyperparameter is not None and not getattr(optimizer, hyperparameter, 0):

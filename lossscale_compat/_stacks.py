@@ -65,6 +65,7 @@ CORE_TESTS = (
     "tests/optimizer/test_codemod_promise.py",
     "tests/optimizer/test_configs.py",
     "tests/optimizer/test_cross_restore.py",
+    "tests/optimizer/test_deferred_resume.py",
     "tests/optimizer/test_equivalence.py",
     "tests/optimizer/test_equivalent_cli.py",
     "tests/optimizer/test_errors.py",

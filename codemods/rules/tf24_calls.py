@@ -39,6 +39,12 @@ def changes_meaning(call: cst.Call, target: str) -> bool:
     )
 
 
+def _fails_on_every_target_class(call: cst.Call, target: str) -> bool:
+    """Whether `call` fails on every loss-scale optimizer class the target builds over today's optimizers:
+    `get_gradients` on tf_keras (Keras 2's `LossScaleOptimizerV3` has none)."""
+    return target == "tf_keras" and cst.ensure_type(call.func, cst.Attribute).attr.value == "get_gradients"
+
+
 def _shim(edit: SiteEdit) -> ShimWrap:
     assert isinstance(edit, (Wrap, FixedFactor))
     return on_shim(edit, w.TF24_CALL_SHIM_NOTE)
@@ -51,7 +57,8 @@ def calls_on_shim(
 
     An untraced receiver is warned when this file builds a loss-scale optimizer, or its loop shows the receiver is
     one (it calls `get_scaled_loss`/`get_unscaled_gradients`), unless the file names lossscale_compat's class, which
-    takes TF 2.4's arguments (the codemod's own output: a second pass warns of nothing the first did not).
+    takes TF 2.4's arguments (the codemod's own output: a second pass warns of nothing the first did not). A call no
+    class of the target has (`get_gradients` on tf_keras) moves every wrap the file builds to our class instead.
     """
     built: dict[cst.CSTNode, Expr] = {
         (edit.wrap.call if isinstance(edit, ShimWrap) else edit.call): site
@@ -79,17 +86,22 @@ def calls_on_shim(
                 and keras3_notes.holds(facts, receiver, set(), keras3_notes.holders(facts, {wrap})[1])
             )
         ]
+        if not traced and (built or custom_loop.receiver_key(facts, call, receiver) in loop_keys):
+            if ours is None:
+                ours = _tf1.builds_shim_optimizer(facts)
+            if ours:
+                continue
+            if not (_fails_on_every_target_class(call, target) and built):
+                warnings.append((call, w.TF24_CALL_NOT_PROVEN))
+                continue
+            # The untraced receiver, if it is a loss-scale optimizer, is one of this file's wraps: each goes to ours.
+            traced = list(built)
         for wrap in traced:
             site = built[wrap]
             if site not in decisions:  # TF 2.4's non-experimental class, kept by the target
                 moved[site] = named_shim(w.TF24_CALL_SHIM_NOTE)
             elif not isinstance(decisions[site], ShimWrap):  # not already on our class
                 moved[site] = _shim(decisions[site])
-        if not traced and (built or custom_loop.receiver_key(facts, call, receiver) in loop_keys):
-            if ours is None:
-                ours = _tf1.builds_shim_optimizer(facts)
-            if not ours:
-                warnings.append((call, w.TF24_CALL_NOT_PROVEN))
     return moved, warnings
 
 

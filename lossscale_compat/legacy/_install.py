@@ -110,13 +110,8 @@ def _apply() -> None:
     if keras3_layer is not None:
         for target, name, value in _layer_attributes.assignments(*keras3_layer):
             _set(target, name, value)
-    model_without_tf_format = _flavour.keras_load_weights_without_tf_checkpoints()
-    if model_without_tf_format is not None:
-        _set(
-            model_without_tf_format,
-            "load_weights",
-            _keras_hooks.tf_format_load_weights(model_without_tf_format.load_weights),
-        )
+    for model, method, replacement in _keras_hooks.model_method_hooks():
+        _set(model, method, replacement)
 
 
 class _AfterTensorFlowImport(importlib.abc.MetaPathFinder):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+import warnings
 from typing import Any, Callable
 
 from lossscale_compat import _conversions, _flavour
@@ -25,6 +27,65 @@ LR_ALIAS = property(
     _set_learning_rate,
     doc="TF 2.4's alias of `learning_rate`.",
 )
+
+
+def model_method_hooks() -> list[tuple[Any, str, Callable]]:
+    """(Model class, method, replacement) for each `Model` method legacy mode replaces on this Keras."""
+    hooks = []
+    model = _flavour.keras_fit_model_ending_epochs_early()
+    if model is not None:
+        hooks.append((model, "fit", fit_telling_short_epochs(model.fit)))
+    model = _flavour.keras_load_weights_without_tf_checkpoints()
+    if model is not None:
+        hooks.append((model, "load_weights", tf_format_load_weights(model.load_weights)))
+    return hooks
+
+
+class ShortEpochWarning(UserWarning):
+    """An epoch of `fit` ran fewer steps than `steps_per_epoch`, where TF 2.4 ran it in full."""
+
+
+def fit_telling_short_epochs(original: Callable) -> Callable:
+    """A replacement for Keras's `fit` that warns when an epoch ends before `steps_per_epoch` steps (a Keras whose
+    epoch iterator lets a finite input run out: `_flavour.keras_fit_model_ending_epochs_early`)."""
+    import tensorflow as tf
+
+    class TellShortEpochs(tf.keras.callbacks.Callback):
+        def __init__(self, steps_per_epoch: int) -> None:
+            super().__init__()
+            self.steps_per_epoch, self.steps, self.told = steps_per_epoch, 0, False
+
+        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+            self.steps = 0
+
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            self.steps += 1
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            if self.told or self.steps >= self.steps_per_epoch or self.model.stop_training:
+                return
+            self.told = True
+            warnings.warn(
+                f"Epoch {epoch + 1} ran {self.steps} of its {self.steps_per_epoch} steps (`steps_per_epoch`): this "
+                "Keras's `fit` keeps one iterator over a finite input across epochs, so an input of exactly "
+                "`steps_per_epoch` batches runs out and every second epoch ends with no step. TF 2.4 started such an "
+                "input again at each epoch and ran every epoch in full. Add `.repeat()` to the dataset, or upgrade "
+                "Keras.",
+                ShortEpochWarning,
+                stacklevel=2,
+            )
+
+    signature = inspect.signature(original)
+
+    @functools.wraps(original)
+    def fit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        steps_per_epoch = bound.arguments.get("steps_per_epoch")
+        if steps_per_epoch:
+            bound.arguments["callbacks"] = [*(bound.arguments.get("callbacks") or []), TellShortEpochs(steps_per_epoch)]
+        return original(*bound.args, **bound.kwargs)
+
+    return fit
 
 
 def apply_gradients_taking_name(original: Callable) -> Callable:

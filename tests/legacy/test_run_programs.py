@@ -16,16 +16,18 @@ from lossscale_compat.legacy import _install
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tf24"
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
 # Programs whose weights pass through float16 kernels: compared to float16 precision (docs/goldens.md).
-FLOAT16_PROGRAMS = {"policy_fit"}
+FLOAT16_PROGRAMS = {"policy_fit", "fit_full_epochs"}
 
 
-def run(program, tmp_path, *args):
+def run(program, tmp_path, *args, stderr=None):
     """Runs examples/tf24/PROGRAM.py through `python -m lossscale_compat run` (tests/warm_python.py); returns its JSON
-    result."""
+    result (and appends what it wrote to stderr to the list `stderr`, if given)."""
     out = tmp_path / f"{program}.json"
     done = warm_python(ENV).run(["-m", "lossscale_compat", "run", str(EXAMPLES / f"{program}.py"), "--json", str(out),
                                  *args], cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
+    if stderr is not None:
+        stderr.append(done.stderr)
     return json.loads(out.read_text())
 
 
@@ -52,6 +54,20 @@ def test_program_trains_as_on_tf24(program, tmp_path):
         assert got["policy"] == want["policy"]
     if "global_step" in want:  # TF 2.4 adopted the variable given as `iterations`: skipped steps advance it too
         assert got["global_step"] == want["global_step"]
+
+
+def test_fit_runs_every_epoch_in_full_as_on_tf24_or_warns_that_it_did_not(tmp_path):
+    """A finite input of exactly `steps_per_epoch` batches, several epochs: TF 2.4.0 ran each epoch in full. Where this
+    Keras's `fit` lets the input run out (Keras 3.3.3: every second epoch runs no step), legacy mode says so."""
+    want, stderr = golden("fit_full_epochs"), []
+    got = run("fit_full_epochs", tmp_path, stderr=stderr)
+    if _flavour.keras_fit_model_ending_epochs_early() is None:
+        for label in ("dataset", "arrays"):
+            assert_trains_like(want[label], got[label], "fit_full_epochs")
+        assert "ShortEpochWarning" not in stderr[0]
+        return
+    assert all(got[label]["steps"] < want[label]["steps"] for label in ("dataset", "arrays"))
+    assert f"ShortEpochWarning: Epoch 2 ran 0 of its {want['dataset']['steps'] // 3} steps" in stderr[0]
 
 
 @pytest.mark.tf_checkpoint

@@ -36,6 +36,8 @@ PROGRAMS = {
     "real_classifier_trainer": "float16",
     "real_albert_accumulation": "float16",
     "real_dreamer_optimizer": "float16",
+    "real_tts_trainer": "adam",
+    "real_opennmt_trainer": "float16",
 }
 TARGETS = ("keras3", "tf_keras")
 STACK = "keras3" if _flavour.has_keras3_loss_scaling() else "keras2"
@@ -117,9 +119,19 @@ def assert_trains_like_tf24(got: dict, want: dict, kind: str, keras3_iterations:
                 assert observed[key] == expected[key], f"{label} {key}"
 
 
-def _run(program: Path, out: Path, env: dict, legacy: bool) -> dict:
+# Programs that checkpoint their optimizer: on Keras 3.0, whose optimizers are not TensorFlow trackables, our
+# loss-scale optimizer refuses the checkpoint with this error instead of leaving its state out.
+CHECKPOINTING = {"real_tts_trainer", "real_opennmt_trainer"}
+_UNTRACKABLE = "cannot be saved in or restored from a TensorFlow checkpoint on Keras 3.0"
+
+
+def _run(program: Path, out: Path, env: dict, legacy: bool) -> dict | None:
+    """The program's JSON result; None where it checkpoints and Keras cannot (checked to fail naming why)."""
     command = [*(["-m", "lossscale_compat", "run"] if legacy else []), str(program), "--json", str(out)]
     done = warm_python(env).run(command, cwd=program.parent)  # `python COMMAND`, without TensorFlow's start-up
+    if program.stem in CHECKPOINTING and not _flavour.keras_optimizers_are_trackable():
+        assert done.returncode != 0 and _UNTRACKABLE in done.stderr, done.stderr[-3000:]
+        return None
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
 
@@ -163,7 +175,8 @@ def test_real_program_runs_unmodified_in_legacy_mode_as_on_tf24(name, tmp_path, 
     _xfail(request, LEGACY_XFAIL.get((name, STACK)))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
     got = _run(EXAMPLES / f"{name}.py", tmp_path / f"{name}.json", env, legacy=True)
-    assert_trains_like_tf24(got, _golden(name), PROGRAMS[name])
+    if got is not None:
+        assert_trains_like_tf24(got, _golden(name), PROGRAMS[name])
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -175,6 +188,8 @@ def test_real_program_migrated_runs_as_on_tf24(name, target, tmp_path, request):
     _xfail(request, MIGRATED_XFAIL.get((name, target)))
     program, _ = _migrate(tmp_path, name, target)
     got = _run(program, tmp_path / f"{name}.out.json", _env(target), legacy=False)
+    if got is None:
+        return
     # Keras 3's own class (built by compile, or written by the codemod) leaves skipped steps out of `iterations`;
     # lossscale_compat's classes count them, as TF 2.4 did. Either is a documented contract; nothing else is.
     assert_trains_like_tf24(got, _golden(name), PROGRAMS[name], keras3_iterations=target == "keras3")
@@ -191,6 +206,7 @@ def test_real_program_with_runtime_fallbacks_runs_as_on_tf24(name, target, tmp_p
     imports = [line for line in program.read_text().splitlines() if line.startswith(("import ", "from "))]
     assert not [line for line in imports if "experimental" in line and "lossscale_compat" not in line], imports
     got = _run(program, tmp_path / f"{name}.out.json", _env(target), legacy=False)
+    assert got is not None
     assert_trains_like_tf24(got, _golden(name), PROGRAMS[name], keras3_iterations=target == "keras3")
 
 

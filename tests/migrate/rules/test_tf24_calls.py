@@ -135,3 +135,31 @@ def test_a_file_without_a_loss_scale_optimizer_is_not_warned():
         """
     for target in ("keras3", "tf_keras"):
         check(source, source, target)
+
+
+OPENNMT_FLOW = """\
+    import tensorflow as tf
+
+
+    def add_wrapper(optimizer):
+        return tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+
+
+    class Trainer:
+        def __init__(self, optimizer, mixed_precision):
+            if mixed_precision:
+                optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+            self._optimizer = optimizer
+
+        def compute_gradients(self, loss, variables):
+            return self._optimizer.get_gradients(loss, variables)
+    """
+
+
+def test_get_gradients_on_an_untraced_receiver_puts_the_files_wraps_on_our_class_for_tf_keras():
+    """OpenNMT-tf wraps into a local name, then stores it on `self`: on tf_keras no class the target builds has
+    `get_gradients`, so each wrap of the file is built with ours (LSC148)."""
+    after = OPENNMT_FLOW.replace(
+        "tf.keras.mixed_precision.LossScaleOptimizer(optimizer)", "lossscale_compat.KerasLossScaleOptimizer(optimizer)"
+    ).replace("import tensorflow as tf\n", "import tensorflow as tf\n    import lossscale_compat\n", 1)
+    check(OPENNMT_FLOW, after, "tf_keras", codes=[w.TF24_CALL_SHIM_NOTE, w.TF24_CALL_SHIM_NOTE])
