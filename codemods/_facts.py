@@ -179,6 +179,82 @@ class Reading:
             return assign.value
         return None
 
+    def seen_value(self, read: cst.Name) -> Expr | None:
+        """The value the read `read` holds when it runs, from the `name = value` statements of its scope, or None.
+
+        A name bound once holds that value. A name bound more than once (`opt = LossScaleOptimizer(opt)`) is
+        followed when every binding is a plain `name = value` statement of its scope's own body (no branch, loop,
+        `global` or other binding form): a read in that body holds the last one above it; a read in a function
+        defined there holds the last one, unless that function is named in the body before the last binding
+        (it could run there).
+        """
+        scope = self.scopes.get(read)
+        accesses = [a for a in scope.accesses[read] if a.node is read] if scope is not None else []
+        if len(accesses) != 1 or not accesses[0].referents:
+            return None
+        referents = list(accesses[0].referents)
+        owner = referents[0].scope
+        if any(binding.scope is not owner for binding in referents):
+            return None
+        if len(referents) == 1 and len(owner.assignments[read.value]) == 1:
+            target = getattr(referents[0], "node", None)
+            return self.assigned_value(target) if isinstance(target, cst.Name) else None
+        statements: list[tuple[cst.Assign, cst.SimpleStatementLine]] = []
+        body: cst.CSTNode | None = None
+        for binding in owner.assignments[read.value]:
+            target = binding.node
+            statement, container = self._plain_assignment(target) if isinstance(target, cst.Name) else (None, None)
+            if statement is None or (body is not None and container is not body) or self.scopes.get(target) is not owner:
+                return None
+            body = container
+            statements.append((statement, cst.ensure_type(self.parent(statement), cst.SimpleStatementLine)))
+        if not isinstance(body, (cst.Module, cst.IndentedBlock)):
+            return None
+        lines: list[cst.CSTNode] = list(body.body)
+        at = {line: index for index, line in enumerate(lines)}
+        order = sorted((at[line], statement) for statement, line in statements if line in at)
+        if len(order) != len(statements):
+            return None
+        node: cst.CSTNode | None = read
+        nested = False  # the read runs when a function defined in the body is called
+        while node is not None and self.parent(node) is not body:
+            child, node = node, self.parent(node)
+            nested = nested or (isinstance(node, (cst.FunctionDef, cst.Lambda)) and child is node.body)
+        if node is None or node not in at:
+            return None
+        here = at[node]
+        if not nested:
+            above = [statement for index, statement in order if index < here]
+            return above[-1].value if above else None
+        last = order[-1][0]
+        if here < last:
+            if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            for access in owner.accesses[node.name.value]:
+                use = access.node
+                while use is not None and self.parent(use) is not body:
+                    use = self.parent(use)
+                if use is not None and use in at and here < at[use] <= last:
+                    return None
+        return order[-1][1].value
+
+    def _plain_assignment(self, target: cst.Name) -> tuple[cst.Assign | None, cst.CSTNode | None]:
+        """`target`'s `name = value` statement and the body it is directly in (a module's or a function's)."""
+        assign_target = self.parent(target)
+        assign = self.parent(assign_target) if assign_target is not None else None
+        line = self.parent(assign) if assign is not None else None
+        body = self.parent(line) if line is not None else None
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and assign.targets[0].target is target
+            and isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1
+            and (isinstance(body, cst.Module) or isinstance(self.parent(body) if body else None, cst.FunctionDef))
+        ):
+            return None, None
+        return assign, body
+
 
 @dataclass(frozen=True, eq=False)
 class Facts(Reading):

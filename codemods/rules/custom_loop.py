@@ -112,27 +112,12 @@ def _on_shim(decisions: Mapping[Expr, SiteEdit], note: str) -> Edits:
 
 
 def is_migrated_optimizer(facts: Facts, receiver: Expr, migrated: Collection[cst.CSTNode]) -> bool:
-    """Returns whether `receiver` is a name bound once, here, to one of the `migrated` LossScaleOptimizer calls."""
+    """Returns whether `receiver` is a name that holds, when read, one of the `migrated` LossScaleOptimizer calls
+    (bound once, or last rebound to it: `Facts.seen_value`)."""
     if not isinstance(receiver, cst.Name):
         return False
-    scope = facts.scopes.get(receiver)
-    if scope is None:
-        return False
-    accesses = [a for a in scope.accesses[receiver] if a.node is receiver]
-    if len(accesses) != 1 or len(accesses[0].referents) != 1:
-        return False
-    (binding,) = accesses[0].referents
-    target = getattr(binding, "node", None)
-    if not isinstance(target, cst.Name) or facts.single_assignment(target) is not binding:
-        return False
-    assign_target = facts.parent(target)
-    assign = facts.parent(assign_target) if assign_target is not None else None
-    return (
-        isinstance(assign_target, cst.AssignTarget)
-        and isinstance(assign, cst.Assign)
-        and len(assign.targets) == 1
-        and assign.value in migrated
-    )
+    value = facts.seen_value(receiver)
+    return value is not None and value in migrated
 
 
 def plan_loops(facts: Facts, loops: Sequence[cst.Call], migrated: Collection[cst.CSTNode]) -> Plan:
@@ -209,9 +194,11 @@ def plan_other_scale_read(
     parent = facts.parent(read)
     if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.Del)):
         return Plan()
-    value = facts.assigned_value(read.value) if isinstance(read.value, cst.Name) else None
+    value = facts.seen_value(read.value) if isinstance(read.value, cst.Name) else None
+    if value is not None and value in on_shim:
+        return Plan()
     if value is not None and value in migrated:
-        return plan_scale_read(facts, read) if value not in on_shim else Plan()
+        return plan_scale_read(facts, read)
     return Plan(warnings=((read, w.SCALE_READ_NOT_PROVEN),))
 
 
@@ -228,7 +215,7 @@ def plan_wrap_scale_reads(
     edits) is not such a wrap."""
     parts = []
     for read in reads:
-        value = facts.assigned_value(read.value) if isinstance(read.value, cst.Name) else None
+        value = facts.seen_value(read.value) if isinstance(read.value, cst.Name) else None
         if value is not None and value in migrated and not isinstance(replace.get(value), FoldFactor):
             parts.append(plan_other_scale_read(facts, read, migrated, on_shim))
     return merged(parts)
