@@ -1,5 +1,6 @@
 """rules/custom_loop (issue 42): a loop on a name rebound to its wrap (`opt = LossScaleOptimizer(opt, ...)`) is traced,
-as TensorFlow's own mixed-precision guide (TF 2.4) writes it; the cases that stay untraced say so."""
+as TensorFlow's own mixed-precision guide (TF 2.4) writes it; the cases that stay untraced say so; an untraced loop
+moves only the optimizers it may receive to lossscale_compat's class."""
 
 from __future__ import annotations
 
@@ -164,3 +165,49 @@ def test_loss_scale_read_of_a_call_respelled_as_lossscale_compats_class_is_silen
         """,
         codes=[w.OPTIMIZER_SHIM_NOTE],
     )
+
+
+# Per optimizer, not per file: a loop whose receiver is a parameter moves only the optimizers it may receive.
+_FIT_AND_LOOP = """\
+import tensorflow as tf
+
+mp = tf.keras.mixed_precision.experimental
+
+
+def fit_classifier(x, y):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+    opt = mp.LossScaleOptimizer(tf.keras.optimizers.Adam(), "dynamic")
+    model.compile(optimizer=opt, loss="mse")
+    model.fit(x, y)
+
+
+def train_step(optimizer, model, x, y):
+    with tf.GradientTape() as tape:
+        scaled = optimizer.get_scaled_loss(tf.reduce_mean(tf.square(model(x) - y)))
+    grads = tape.gradient(scaled, model.trainable_variables)
+    grads = optimizer.get_unscaled_gradients(grads)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+gan_opt = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")
+"""
+
+
+def test_untraced_loop_moves_only_the_optimizers_it_may_receive():
+    check(
+        _FIT_AND_LOOP,
+        _FIT_AND_LOOP.replace("import tensorflow as tf\n\nmp = tf.keras.mixed_precision.experimental\n",
+                              "import tensorflow as tf\nimport lossscale_compat\n\n")
+        .replace('mp.LossScaleOptimizer(tf.keras.optimizers.Adam(), "dynamic")',
+                 "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())")
+        .replace('mp.LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")',
+                 "lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())"),
+        codes=[w.ITERATIONS_NOTE, w.LOOP_SHIM_NOTE],
+    )
+
+
+def test_a_compiled_optimizer_a_loop_may_reach_moves_too():
+    for reach in ("    return model\n", "    print(model.optimizer)\n"):
+        new, found = migrate(_FIT_AND_LOOP.replace("    model.fit(x, y)\n", reach))
+        assert new.count("lossscale_compat.KerasLossScaleOptimizer(") == 2, reach
+        assert found.count(w.LOOP_SHIM_NOTE) == 2, reach
