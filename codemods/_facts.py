@@ -184,9 +184,9 @@ class Reading:
 
         A name bound once holds that value. A name bound more than once (`opt = LossScaleOptimizer(opt)`) is
         followed when every binding is a plain `name = value` statement of its scope's own body (no branch, loop,
-        `global` or other binding form): a read in that body holds the last one above it; a read in a function
-        defined there holds the last one, unless that function is named in the body before the last binding
-        (it could run there).
+        `global` or other binding form) or a parameter of its function: a read in that body holds the last one above
+        it; a read in a function defined there holds the last one, unless that function is named in the body before
+        the last binding (it could run there).
         """
         scope = self.scopes.get(read)
         accesses = [a for a in scope.accesses[read] if a.node is read] if scope is not None else []
@@ -199,44 +199,61 @@ class Reading:
         if len(referents) == 1 and len(owner.assignments[read.value]) == 1:
             target = getattr(referents[0], "node", None)
             return self.assigned_value(target) if isinstance(target, cst.Name) else None
-        statements: list[tuple[cst.Assign, cst.SimpleStatementLine]] = []
-        body: cst.CSTNode | None = None
-        for binding in owner.assignments[read.value]:
-            target = binding.node
-            statement, container = self._plain_assignment(target) if isinstance(target, cst.Name) else (None, None)
-            if statement is None or (body is not None and container is not body) or self.scopes.get(target) is not owner:
-                return None
-            body = container
-            statements.append((statement, cst.ensure_type(self.parent(statement), cst.SimpleStatementLine)))
-        if not isinstance(body, (cst.Module, cst.IndentedBlock)):
+        found = self._straight_line(owner, read.value)
+        if found is None:
             return None
-        lines: list[cst.CSTNode] = list(body.body)
-        at = {line: index for index, line in enumerate(lines)}
-        order = sorted((at[line], statement) for statement, line in statements if line in at)
-        if len(order) != len(statements):
-            return None
+        body, order, assigns = found
         node: cst.CSTNode | None = read
         nested = False  # the read runs when a function defined in the body is called
         while node is not None and self.parent(node) is not body:
             child, node = node, self.parent(node)
             nested = nested or (isinstance(node, (cst.FunctionDef, cst.Lambda)) and child is node.body)
-        if node is None or node not in at:
+        here = order.index(node) if node in order else -1
+        if node is None or here < 0:
             return None
-        here = at[node]
         if not nested:
-            above = [statement for index, statement in order if index < here]
+            above = [assigns[line] for line in order[:here] if line in assigns]
             return above[-1].value if above else None
-        last = order[-1][0]
-        if here < last:
-            if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        last = max(index for index, line in enumerate(order) if line in assigns)
+        if here < last and (
+            not isinstance(node, (cst.FunctionDef, cst.ClassDef))
+            or any(
+                self._statement_index(access.node, body, order) in range(here + 1, last + 1)
+                for access in owner.accesses[node.name.value]
+            )
+        ):
+            return None
+        return assigns[order[last]].value
+
+    def _straight_line(
+        self, owner: Scope, name: str
+    ) -> tuple[cst.CSTNode, list[cst.CSTNode], dict[cst.CSTNode, cst.Assign]] | None:
+        """Where every binding of `name` in `owner` is a parameter or a plain `name = value` statement of one body: the
+        body, its statements, and the `Assign` of each binding line; else None."""
+        params: list[cst.Param] = []
+        assigns: dict[cst.CSTNode, cst.Assign] = {}
+        body: cst.CSTNode | None = None
+        for binding in owner.assignments[name]:
+            target = binding.node
+            if isinstance(target, cst.Param) and not target.star:
+                params.append(target)  # bound before the body runs
+                continue
+            assign, container = self._plain_assignment(target) if isinstance(target, cst.Name) else (None, None)
+            if assign is None or (body is not None and container is not body) or self.scopes.get(target) is not owner:
                 return None
-            for access in owner.accesses[node.name.value]:
-                use = access.node
-                while use is not None and self.parent(use) is not body:
-                    use = self.parent(use)
-                if use is not None and use in at and here < at[use] <= last:
-                    return None
-        return order[-1][1].value
+            body = container
+            assigns[cst.ensure_type(self.parent(assign), cst.SimpleStatementLine)] = assign
+        if not isinstance(body, (cst.Module, cst.IndentedBlock)) or any(
+            self.parent(self.parent(param) or param) is not self.parent(body) for param in params
+        ):
+            return None
+        return body, list(body.body), assigns
+
+    def _statement_index(self, node: cst.CSTNode | None, body: cst.CSTNode, order: list[cst.CSTNode]) -> int:
+        """The index in `order` of the statement of `body` that holds `node`, or -1."""
+        while node is not None and self.parent(node) is not body:
+            node = self.parent(node)
+        return order.index(node) if node in order else -1
 
     def _plain_assignment(self, target: cst.Name) -> tuple[cst.Assign | None, cst.CSTNode | None]:
         """`target`'s `name = value` statement and the body it is directly in (a module's or a function's)."""

@@ -74,7 +74,8 @@ def plan_site_edits(facts: Facts, target: str, imports: Imports, decisions: Mapp
             lso_calls.add(edit.wrap.call)
             shim_calls.add(edit.wrap.call)
         call = facts.parent(site)
-        if spelled and isinstance(edit, NewName) and edit.name in SHIM_OPTIMIZERS and isinstance(call, cst.Call) and call.func is site:
+        respelled = spelled and isinstance(edit, NewName) and edit.name in SHIM_OPTIMIZERS
+        if respelled and isinstance(call, cst.Call) and call.func is site:
             shim_calls.add(call)
     return SitePlan(merged(parts), frozenset(lso_calls), frozenset(shim_calls))
 

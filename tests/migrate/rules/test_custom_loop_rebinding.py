@@ -72,7 +72,11 @@ def test_function_defined_before_the_wrap_and_not_called_before_it():
     )
     after = _GUIDE_KERAS3.replace(
         "optimizer = tf.keras.optimizers.RMSprop()\noptimizer = mixed_precision.LossScaleOptimizer(optimizer)\n", ""
-    ) + ("optimizer = tf.keras.optimizers.RMSprop()\noptimizer = mixed_precision.LossScaleOptimizer(optimizer)\ntrain_step(1, 2)\n")
+    ) + (
+        "optimizer = tf.keras.optimizers.RMSprop()\n"
+        "optimizer = mixed_precision.LossScaleOptimizer(optimizer)\n"
+        "train_step(1, 2)\n"
+    )
     check(before, after)
 
 
@@ -121,7 +125,8 @@ def test_rebinding_in_a_function_read_by_a_nested_tf_function_and_in_its_body():
 
 def test_loop_function_called_before_the_last_binding_stays_on_the_shim():
     source = _GUIDE.replace("@tf.function\n", "") + (
-        "train_step(1, 2)\noptimizer = mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale='dynamic')\n"
+        "train_step(1, 2)\n"
+        "optimizer = mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale='dynamic')\n"
     )
     new, found = migrate(source)
     assert "lossscale_compat.KerasLossScaleOptimizer" in new
@@ -131,7 +136,8 @@ def test_loop_function_called_before_the_last_binding_stays_on_the_shim():
 def test_rebinding_in_a_branch_is_not_followed():
     source = _GUIDE.replace(
         "optimizer = mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale='dynamic')\n",
-        "if use_fp16:\n    optimizer = mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale='dynamic')\n",
+        "if use_fp16:\n"
+        "    optimizer = mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale='dynamic')\n",
     )
     new, found = migrate(source)
     assert "get_scaled_loss" in new
@@ -196,12 +202,18 @@ gan_opt = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")
 def test_untraced_loop_moves_only_the_optimizers_it_may_receive():
     check(
         _FIT_AND_LOOP,
-        _FIT_AND_LOOP.replace("import tensorflow as tf\n\nmp = tf.keras.mixed_precision.experimental\n",
-                              "import tensorflow as tf\nimport lossscale_compat\n\n")
-        .replace('mp.LossScaleOptimizer(tf.keras.optimizers.Adam(), "dynamic")',
-                 "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())")
-        .replace('mp.LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")',
-                 "lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())"),
+        _FIT_AND_LOOP.replace(
+            "import tensorflow as tf\n\nmp = tf.keras.mixed_precision.experimental\n",
+            "import tensorflow as tf\nimport lossscale_compat\n\n",
+        )
+        .replace(
+            'mp.LossScaleOptimizer(tf.keras.optimizers.Adam(), "dynamic")',
+            "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.Adam())",
+        )
+        .replace(
+            'mp.LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")',
+            "lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD())",
+        ),
         codes=[w.ITERATIONS_NOTE, w.LOOP_SHIM_NOTE],
     )
 
@@ -211,3 +223,40 @@ def test_a_compiled_optimizer_a_loop_may_reach_moves_too():
         new, found = migrate(_FIT_AND_LOOP.replace("    model.fit(x, y)\n", reach))
         assert new.count("lossscale_compat.KerasLossScaleOptimizer(") == 2, reach
         assert found.count(w.LOOP_SHIM_NOTE) == 2, reach
+
+
+def test_parameter_rebound_to_its_wrap_read_by_a_returned_step():
+    """Modelled on BigDL's step generator (tests/migrate/corpus/real_bigdl_step_generator.py)."""
+    check(
+        """\
+        import tensorflow as tf
+
+        def make_step(model, optimizer):
+            optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, "dynamic")
+
+            @tf.function
+            def step(x):
+                with tf.GradientTape() as tape:
+                    scaled = optimizer.get_scaled_loss(model(x))
+                grads = tape.gradient(scaled, model.trainable_variables)
+                grads = optimizer.get_unscaled_gradients(grads)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            return step
+        """,
+        """\
+        import tensorflow as tf
+
+        def make_step(model, optimizer):
+            optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+
+            @tf.function
+            def step(x):
+                with tf.GradientTape() as tape:
+                    scaled = optimizer.scale_loss(model(x))
+                grads = tape.gradient(scaled, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            return step
+        """,
+    )
