@@ -81,8 +81,23 @@ def test_function_defined_before_the_wrap_and_not_called_before_it():
 
 
 def test_rebinding_in_a_function_read_by_a_nested_tf_function_and_in_its_body():
-    check(
-        """\
+    check(_IN_MAIN, _IN_MAIN_KERAS3, codes=[w.SCALE_READ_NOTE])
+
+
+def test_parameter_rebound_to_its_wrap_read_by_a_returned_step():
+    """Modelled on BigDL's step generator (tests/migrate/corpus/real_bigdl_step_generator.py)."""
+    as_parameter = {"(model, data):\n            opt = tf.keras.optimizers.Adam(1e-3)\n": "(model, data, opt):\n"}
+    check(*(_replaced(source, as_parameter) for source in (_IN_MAIN, _IN_MAIN_KERAS3)), codes=[w.SCALE_READ_NOTE])
+
+
+def _replaced(source: str, pairs: dict[str, str]) -> str:
+    for old, new in pairs.items():
+        assert old in source
+        source = source.replace(old, new)
+    return source
+
+
+_IN_MAIN = """\
         import tensorflow as tf
 
         def main(model, data):
@@ -100,8 +115,8 @@ def test_rebinding_in_a_function_read_by_a_nested_tf_function_and_in_its_body():
             for x in data:
                 step(x)
             print(opt.loss_scale)
-        """,
-        """\
+        """
+_IN_MAIN_KERAS3 = """\
         import tensorflow as tf
 
         def main(model, data):
@@ -118,9 +133,7 @@ def test_rebinding_in_a_function_read_by_a_nested_tf_function_and_in_its_body():
             for x in data:
                 step(x)
             print(opt.dynamic_scale)
-        """,
-        codes=[w.SCALE_READ_NOTE],
-    )
+        """
 
 
 def test_loop_function_called_before_the_last_binding_stays_on_the_shim():
@@ -223,40 +236,3 @@ def test_a_compiled_optimizer_a_loop_may_reach_moves_too():
         new, found = migrate(_FIT_AND_LOOP.replace("    model.fit(x, y)\n", reach))
         assert new.count("lossscale_compat.KerasLossScaleOptimizer(") == 2, reach
         assert found.count(w.LOOP_SHIM_NOTE) == 2, reach
-
-
-def test_parameter_rebound_to_its_wrap_read_by_a_returned_step():
-    """Modelled on BigDL's step generator (tests/migrate/corpus/real_bigdl_step_generator.py)."""
-    check(
-        """\
-        import tensorflow as tf
-
-        def make_step(model, optimizer):
-            optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, "dynamic")
-
-            @tf.function
-            def step(x):
-                with tf.GradientTape() as tape:
-                    scaled = optimizer.get_scaled_loss(model(x))
-                grads = tape.gradient(scaled, model.trainable_variables)
-                grads = optimizer.get_unscaled_gradients(grads)
-                optimizer.apply_gradients(zip(grads, model.trainable_variables))
-
-            return step
-        """,
-        """\
-        import tensorflow as tf
-
-        def make_step(model, optimizer):
-            optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
-
-            @tf.function
-            def step(x):
-                with tf.GradientTape() as tape:
-                    scaled = optimizer.scale_loss(model(x))
-                grads = tape.gradient(scaled, model.trainable_variables)
-                optimizer.apply_gradients(zip(grads, model.trainable_variables))
-
-            return step
-        """,
-    )
