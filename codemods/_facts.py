@@ -238,8 +238,10 @@ class Reading:
             if isinstance(target, cst.Param) and not target.star:
                 params.append(target)  # bound before the body runs
                 continue
-            assign, container = self._plain_assignment(target) if isinstance(target, cst.Name) else (None, None)
-            if assign is None or (body is not None and container is not body) or self.scopes.get(target) is not owner:
+            if not isinstance(target, cst.Name) or self.scopes.get(target) is not owner:
+                return None
+            assign, container = self._plain_assignment(target)
+            if assign is None or (body is not None and container is not body):
                 return None
             body = container
             assigns[cst.ensure_type(self.parent(assign), cst.SimpleStatementLine)] = assign
