@@ -11,6 +11,9 @@ finding, or a changed line of code that has none (a silent rewrite); each ends i
   a note at a line left as it is because the file keeps TF 2.4's contract through lossscale_compat's class
   (`ON_SHIM_UNCHANGED`);
 - with a note for a person: a warning that is not a note (`_warnings.NOTE_CODES`).
+
+The "tracing" column counts the findings (wherever they end) that come from the codemod not following an object
+to its construction (`TRACING_CODES`), not from anything the target lacks.
 """
 
 from __future__ import annotations
@@ -46,6 +49,18 @@ ON_SHIM_UNCHANGED = frozenset(
     }
 )
 """Notes at a custom-loop call left as it is because the file's optimizer is lossscale_compat's (LSC120, LSC129)."""
+
+TRACING_CODES = frozenset(
+    {
+        w.AMBIGUOUS_NAME,
+        w.RECEIVER_NOT_PROVEN,
+        w.LOOP_SHIM_NOTE,
+        w.SCALE_READ_NOT_PROVEN,
+        w.UNTRACED_LOOP_NOTE,
+        w.TF24_CALL_NOT_PROVEN,
+    }
+)
+"""The findings a tracing limit causes: a name not followed, a receiver not traced to its construction."""
 
 
 def files() -> list[Path]:
@@ -116,20 +131,21 @@ def classify(old: bytes, new: bytes, findings: list[w.Finding]) -> list[str]:
     return places
 
 
-def counts() -> dict[str, tuple[int, dict[str, int]]]:
-    """Per target: (files with a site, sites per place)."""
+def counts() -> dict[str, tuple[int, dict[str, int], int]]:
+    """Per target: (files with a site, sites per place, findings from tracing limits)."""
     out = {}
     for target in _mapping.TARGETS:
         per_place = dict.fromkeys(PLACES, 0)
-        touched = 0
+        touched = tracing = 0
         for path in files():
             data = path.read_bytes()
             result = migrate_source(data, target, str(path))
             places = classify(data, result.new, result.findings)
             touched += bool(places)
+            tracing += sum(finding.code in TRACING_CODES for finding in result.findings)
             for place in places:
                 per_place[place] += 1
-        out[target] = (touched, per_place)
+        out[target] = (touched, per_place, tracing)
     return out
 
 
@@ -140,13 +156,13 @@ def render() -> str:
         "",
         f"Over the {len(files())} files of {' and '.join(f'`{folder}/`' for folder in FOLDERS)}:",
         "",
-        "| target | files with a site | sites | " + " | ".join(PLACES) + " |",
-        "|---|---|---|" + "---|" * len(PLACES),
+        "| target | files with a site | sites | " + " | ".join(PLACES) + " | tracing |",
+        "|---|---|---|" + "---|" * (len(PLACES) + 1),
     ]
-    for target, (touched, per_place) in counts().items():
+    for target, (touched, per_place, tracing) in counts().items():
         total = sum(per_place.values())
         cells = [f"{n} ({100 * n / total:.0f}%)" if total else "0" for n in per_place.values()]
-        lines.append(f"| `{target}` | {touched} | {total} | " + " | ".join(cells) + " |")
+        lines.append(f"| `{target}` | {touched} | {total} | " + " | ".join(cells) + f" | {tracing} |")
     lines += ["", END]
     return "\n".join(lines)
 

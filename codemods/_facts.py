@@ -179,6 +179,101 @@ class Reading:
             return assign.value
         return None
 
+    def seen_value(self, read: cst.Name) -> Expr | None:
+        """The value the read `read` holds when it runs, from the `name = value` statements of its scope, or None.
+
+        A name bound once holds that value. A name bound more than once (`opt = LossScaleOptimizer(opt)`) is
+        followed when every binding is a plain `name = value` statement of its scope's own body (no branch, loop,
+        `global` or other binding form) or a parameter of its function: a read in that body holds the last one above
+        it; a read in a function defined there holds the last one, unless that function is named in the body before
+        the last binding (it could run there).
+        """
+        scope = self.scopes.get(read)
+        accesses = [a for a in scope.accesses[read] if a.node is read] if scope is not None else []
+        if len(accesses) != 1 or not accesses[0].referents:
+            return None
+        referents = list(accesses[0].referents)
+        owner = referents[0].scope
+        if any(binding.scope is not owner for binding in referents):
+            return None
+        if len(referents) == 1 and len(owner.assignments[read.value]) == 1:
+            target = getattr(referents[0], "node", None)
+            return self.assigned_value(target) if isinstance(target, cst.Name) else None
+        found = self._straight_line(owner, read.value)
+        if found is None:
+            return None
+        body, order, assigns = found
+        node: cst.CSTNode | None = read
+        nested = False  # the read runs when a function defined in the body is called
+        while node is not None and self.parent(node) is not body:
+            child, node = node, self.parent(node)
+            nested = nested or (isinstance(node, (cst.FunctionDef, cst.Lambda)) and child is node.body)
+        here = order.index(node) if node in order else -1
+        if node is None or here < 0:
+            return None
+        if not nested:
+            above = [assigns[line] for line in order[:here] if line in assigns]
+            return above[-1].value if above else None
+        last = max(index for index, line in enumerate(order) if line in assigns)
+        if here < last and (
+            not isinstance(node, (cst.FunctionDef, cst.ClassDef))
+            or any(
+                self._statement_index(access.node, body, order) in range(here + 1, last + 1)
+                for access in owner.accesses[node.name.value]
+            )
+        ):
+            return None
+        return assigns[order[last]].value
+
+    def _straight_line(
+        self, owner: Scope, name: str
+    ) -> tuple[cst.CSTNode, list[cst.CSTNode], dict[cst.CSTNode, cst.Assign]] | None:
+        """Where every binding of `name` in `owner` is a parameter or a plain `name = value` statement of one body: the
+        body, its statements, and the `Assign` of each binding line; else None."""
+        params: list[cst.Param] = []
+        assigns: dict[cst.CSTNode, cst.Assign] = {}
+        body: cst.CSTNode | None = None
+        for binding in owner.assignments[name]:
+            target = binding.node
+            if isinstance(target, cst.Param) and not target.star:
+                params.append(target)  # bound before the body runs
+                continue
+            if not isinstance(target, cst.Name) or self.scopes.get(target) is not owner:
+                return None
+            assign, container = self._plain_assignment(target)
+            if assign is None or (body is not None and container is not body):
+                return None
+            body = container
+            assigns[cst.ensure_type(self.parent(assign), cst.SimpleStatementLine)] = assign
+        if not isinstance(body, (cst.Module, cst.IndentedBlock)) or any(
+            self.parent(self.parent(param) or param) is not self.parent(body) for param in params
+        ):
+            return None
+        return body, list(body.body), assigns
+
+    def _statement_index(self, node: cst.CSTNode | None, body: cst.CSTNode, order: list[cst.CSTNode]) -> int:
+        """The index in `order` of the statement of `body` that holds `node`, or -1."""
+        while node is not None and self.parent(node) is not body:
+            node = self.parent(node)
+        return order.index(node) if node in order else -1
+
+    def _plain_assignment(self, target: cst.Name) -> tuple[cst.Assign | None, cst.CSTNode | None]:
+        """`target`'s `name = value` statement and the body it is directly in (a module's or a function's)."""
+        assign_target = self.parent(target)
+        assign = self.parent(assign_target) if assign_target is not None else None
+        line = self.parent(assign) if assign is not None else None
+        body = self.parent(line) if line is not None else None
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and assign.targets[0].target is target
+            and isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1
+            and (isinstance(body, cst.Module) or isinstance(self.parent(body) if body else None, cst.FunctionDef))
+        ):
+            return None, None
+        return assign, body
+
 
 @dataclass(frozen=True, eq=False)
 class Facts(Reading):

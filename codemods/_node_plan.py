@@ -16,6 +16,8 @@ from typing import Any
 
 import libcst as cst
 
+from lossscale_compat._mapping import SHIM_OPTIMIZERS
+
 from . import _import_plan
 from . import _warnings as w
 from ._edits import (
@@ -55,7 +57,7 @@ class SitePlan:
     lso_calls: frozenset[cst.CSTNode]
     """The `LossScaleOptimizer` (and graph-rewrite) calls rewritten: a wrap refused when spelled is not one."""
     shim_calls: frozenset[cst.Call]
-    """Those of them built with lossscale_compat's class."""
+    """Those of them built with lossscale_compat's class, and the calls respelled as it (`LSC119`)."""
 
 
 def plan_site_edits(facts: Facts, target: str, imports: Imports, decisions: Mapping[Expr, SiteEdit]) -> SitePlan:
@@ -71,6 +73,10 @@ def plan_site_edits(facts: Facts, target: str, imports: Imports, decisions: Mapp
         if spelled and isinstance(edit, ShimWrap):
             lso_calls.add(edit.wrap.call)
             shim_calls.add(edit.wrap.call)
+        call = facts.parent(site)
+        respelled = spelled and isinstance(edit, NewName) and edit.name in SHIM_OPTIMIZERS
+        if respelled and isinstance(call, cst.Call) and call.func is site:
+            shim_calls.add(call)
     return SitePlan(merged(parts), frozenset(lso_calls), frozenset(shim_calls))
 
 

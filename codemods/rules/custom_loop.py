@@ -89,7 +89,7 @@ def loops_on_shim(
     if provable and not any(code for _, code in problems):
         return {}, []
     warnings: Warnings = [(call, code) for call, code in problems if code is not None]
-    return _on_shim(decisions, w.LOOP_SHIM_NOTE), warnings
+    return _on_shim(facts, decisions, w.LOOP_SHIM_NOTE), warnings
 
 
 def applies_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit], loops: Sequence[cst.Call]) -> Edits:
@@ -103,36 +103,92 @@ def applies_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit], loops: Seq
     methods = {cst.ensure_type(call.func, cst.Attribute).attr.value for call in facts.applies}
     if loops and "get_gradients" not in methods:
         return {}
-    return _on_shim(decisions, w.UNSCALED_APPLY_SHIM_NOTE)
+    return _on_shim(facts, decisions, w.UNSCALED_APPLY_SHIM_NOTE)
 
 
-def _on_shim(decisions: Mapping[Expr, SiteEdit], note: str) -> Edits:
-    """Each LossScaleOptimizer call (or graph rewrite's wrap) decided, moved to our class with `note`."""
-    return {site: on_shim(edit, note) for site, edit in decisions.items() if isinstance(edit, (Wrap, FixedFactor))}
+def _on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit], note: str) -> Edits:
+    """Each LossScaleOptimizer call (or graph rewrite's wrap) decided, moved to our class with `note`, but those only
+    `compile` takes where nothing reads a model's `optimizer` (no loop of this file can receive them)."""
+    return {
+        site: on_shim(edit, note)
+        for site, edit in decisions.items()
+        if isinstance(edit, (Wrap, FixedFactor)) and not out_of_loops_reach(facts, edit.call)
+    }
+
+
+def out_of_loops_reach(facts: Facts, call: cst.Call) -> bool:
+    """Whether no loop can receive the optimizer `call` builds: only `compile` of a model nothing passes on takes it,
+    and nothing in the file reads a model's `optimizer`."""
+    reads_optimizer = any(isinstance(node, cst.Attribute) and node.attr.value == "optimizer" for node in facts.scanned)
+    return not reads_optimizer and _only_compiled(facts, call)
+
+
+def _only_compiled(facts: Facts, call: cst.Call) -> bool:
+    """Whether the object `call` builds goes only to `.compile(optimizer=...)` calls: as the argument itself, or
+    through a name whose every read holding it (`Facts.seen_value`) is one."""
+    if _compile_argument(facts, call):
+        return True
+    assign = facts.parent(call)
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.value is call):
+        return False
+    target = assign.targets[0].target
+    scope = facts.scopes.get(target)
+    if not isinstance(target, cst.Name) or scope is None:
+        return False
+    binding = next((b for b in scope.assignments[target.value] if b.node is target), None)
+    reads = [access.node for access in binding.references] if binding is not None else []
+    holding = []
+    for read in reads:
+        if not isinstance(read, cst.Name):
+            return False
+        value = facts.seen_value(read)
+        if value is None:
+            return False
+        if value is call:
+            holding.append(read)
+    return bool(holding) and all(_compile_argument(facts, read) for read in holding)
+
+
+def _compile_argument(facts: Facts, node: cst.CSTNode) -> bool:
+    """Whether `node` is the `optimizer=` (or first positional) argument of a `.compile(...)` call."""
+    arg = facts.parent(node)
+    compile_call = facts.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not (
+        isinstance(arg, cst.Arg)
+        and isinstance(compile_call, cst.Call)
+        and isinstance(compile_call.func, cst.Attribute)
+        and compile_call.func.attr.value == "compile"
+        and not arg.star
+    ):
+        return False
+    if not (arg.keyword.value == "optimizer" if arg.keyword is not None else compile_call.args[0] is arg):
+        return False
+    return _attributes_only(facts, compile_call.func.value)
+
+
+def _attributes_only(facts: Facts, model: cst.BaseExpression) -> bool:
+    """Whether `model` is a name bound once whose every read is `model.<attribute>` (it is never returned, passed
+    or stored, so no caller can reach its optimizer)."""
+    if not isinstance(model, cst.Name):
+        return False
+    scope = facts.scopes.get(model)
+    bindings = list(scope[model.value]) if scope is not None else []
+    if len(bindings) != 1:
+        return False
+    for access in bindings[0].references:
+        parent = facts.parent(access.node)
+        if not (isinstance(parent, cst.Attribute) and parent.value is access.node):
+            return False
+    return True
 
 
 def is_migrated_optimizer(facts: Facts, receiver: Expr, migrated: Collection[cst.CSTNode]) -> bool:
-    """Returns whether `receiver` is a name bound once, here, to one of the `migrated` LossScaleOptimizer calls."""
+    """Returns whether `receiver` is a name that holds, when read, one of the `migrated` LossScaleOptimizer calls
+    (bound once, or last rebound to it: `Facts.seen_value`)."""
     if not isinstance(receiver, cst.Name):
         return False
-    scope = facts.scopes.get(receiver)
-    if scope is None:
-        return False
-    accesses = [a for a in scope.accesses[receiver] if a.node is receiver]
-    if len(accesses) != 1 or len(accesses[0].referents) != 1:
-        return False
-    (binding,) = accesses[0].referents
-    target = getattr(binding, "node", None)
-    if not isinstance(target, cst.Name) or facts.single_assignment(target) is not binding:
-        return False
-    assign_target = facts.parent(target)
-    assign = facts.parent(assign_target) if assign_target is not None else None
-    return (
-        isinstance(assign_target, cst.AssignTarget)
-        and isinstance(assign, cst.Assign)
-        and len(assign.targets) == 1
-        and assign.value in migrated
-    )
+    value = facts.seen_value(receiver)
+    return value is not None and value in migrated
 
 
 def plan_loops(facts: Facts, loops: Sequence[cst.Call], migrated: Collection[cst.CSTNode]) -> Plan:
@@ -209,9 +265,11 @@ def plan_other_scale_read(
     parent = facts.parent(read)
     if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.Del)):
         return Plan()
-    value = facts.assigned_value(read.value) if isinstance(read.value, cst.Name) else None
+    value = facts.seen_value(read.value) if isinstance(read.value, cst.Name) else None
+    if value is not None and value in on_shim:
+        return Plan()
     if value is not None and value in migrated:
-        return plan_scale_read(facts, read) if value not in on_shim else Plan()
+        return plan_scale_read(facts, read)
     return Plan(warnings=((read, w.SCALE_READ_NOT_PROVEN),))
 
 
@@ -228,7 +286,7 @@ def plan_wrap_scale_reads(
     edits) is not such a wrap."""
     parts = []
     for read in reads:
-        value = facts.assigned_value(read.value) if isinstance(read.value, cst.Name) else None
+        value = facts.seen_value(read.value) if isinstance(read.value, cst.Name) else None
         if value is not None and value in migrated and not isinstance(replace.get(value), FoldFactor):
             parts.append(plan_other_scale_read(facts, read, migrated, on_shim))
     return merged(parts)

@@ -254,6 +254,13 @@ def final_class_on_shim(facts: Facts, kept: Collection[cst.Call]) -> Edits:
             isinstance(node, (cst.Name, cst.Attribute))
             and not isinstance(facts.parent(node), (cst.Attribute, cst.ImportAlias))
             and facts.qualified_one(node) == _FINAL_CLASS
+            and not _built_out_of_loops_reach(facts, node)
         ):
             edits[node] = named_shim(w.FINAL_CLASS_SHIM_NOTE)
     return edits
+
+
+def _built_out_of_loops_reach(facts: Facts, node: cst.CSTNode) -> bool:
+    """Whether `node` is the class a call builds an optimizer with that no loop can receive (per optimizer)."""
+    call = facts.parent(node)
+    return isinstance(call, cst.Call) and call.func is node and custom_loop.out_of_loops_reach(facts, call)
