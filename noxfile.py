@@ -221,6 +221,23 @@ TF24_RECORDERS = (
 )
 
 
+@nox.session(python=python_38(), name="record-tf24", venv_backend="venv")
+def record_tf24(session: nox.Session) -> None:
+    """`lossscale-compat record` and `compare` on the old stack: Python 3.8, TensorFlow 2.4.0 (CPU).
+
+    The package is installed as users get it, from a wheel (built here with nox's own Python: setuptools 77, which
+    the build needs, no longer runs on 3.8).
+    """
+    session.install("pip<24")
+    session.install("tensorflow-cpu==2.4.0", "protobuf==3.20.3", "pytest>=7", "matplotlib")
+    wheels = Path(session.create_tmp()) / "wheels"
+    session.run("uv", "build", "--wheel", "--out-dir", str(wheels), "--python", sys.executable, external=True)
+    session.install("--force-reinstall", "--no-deps", *map(str, sorted(wheels.glob("*.whl"))[-1:]))
+    session.install("packaging", "libcst>=1.1")
+    session.run("python", "-m", "pytest", "tests/trace/test_record.py", "tests/trace/test_compare.py", "-q",
+                *session.posargs, env=ENV)
+
+
 @nox.session(python=python_38(), name="record-goldens", venv_backend="venv")
 def record_goldens(session: nox.Session) -> None:
     """Re-records tests/goldens and examples/goldens from real TF 2.4.0 (CPU), and TF 2.3.0's names and weights."""

@@ -100,6 +100,12 @@ __all__ = (
 def __getattr__(name: str) -> Any:
     if name not in _PUBLIC:
         raise AttributeError(f"module 'lossscale_compat' has no attribute {name!r}")
+    if sys.version_info < (3, 9):
+        raise ImportError(
+            f"lossscale_compat.{name} needs Python 3.9+ and TensorFlow 2.15+. On this Python (TF 2.4's) only "
+            "`lossscale-compat record` and `compare` run: record the TF 2.4 program here, then migrate it and "
+            "compare on today's stack (docs/equivalence.md)."
+        )
     value = getattr(importlib.import_module(_PUBLIC[name]), name)
     globals()[name] = value
     return value
@@ -109,5 +115,5 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-if "tensorflow" in sys.modules:
+if "tensorflow" in sys.modules and sys.version_info >= (3, 9):
     importlib.import_module("lossscale_compat._optimizer")

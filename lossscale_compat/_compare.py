@@ -242,6 +242,20 @@ class Comparison:
                 "new": {"path": self.new.path, "stack": self.new.header.get("stack")}}
 
 
+def assert_same_training(old: Any, new: Any, *, rtol: float = FLOAT16_EPSILON, atol: float = FLOAT32_ATOL,
+                         strict_iterations: bool = False, allow_incomplete: bool = False) -> None:
+    """Fails with the first differing step and what differs there unless two recorded runs agree.
+
+    Each side is a trace file's path (from `lossscale-compat record` or `testing.record_training`). A file that is
+    not a whole trace, or two traces of different programs, raise `ValueError` (`TraceError`), as `compare` exits 2.
+    """
+    old_trace, new_trace = load_trace(os.fspath(old)), load_trace(os.fspath(new))
+    check_comparable(old_trace, new_trace, allow_incomplete)
+    comparison = Comparison(old_trace, new_trace, rtol, atol, strict_iterations)
+    if not comparison.same:
+        raise AssertionError("\n".join([*comparison.notes, comparison.verdict()]))
+
+
 def table(comparison: Comparison) -> str:
     """The two runs side by side, one line per step, the first differing step marked."""
     old, new = comparison.old, comparison.new

@@ -312,6 +312,7 @@ def make_deterministic(seed: int) -> Dict[str, Any]:
         done["seeded"].append("keras")
     enable = getattr(tf.config.experimental, "enable_op_determinism", None)
     if enable is not None:
+        done["op_determinism_was_on"] = _op_determinism_on()
         enable()
         done["op_determinism"] = "tf.config.experimental.enable_op_determinism()"
     else:  # TF < 2.9: only the environment variable, read by some GPU kernels when TensorFlow starts
@@ -322,6 +323,22 @@ def make_deterministic(seed: int) -> Dict[str, Any]:
     if os.environ.get("PYTHONHASHSEED") is None:
         done["not_deterministic"].append("PYTHONHASHSEED is not set: set iteration order is not (set it to 0)")
     return done
+
+
+def _op_determinism_on() -> Optional[bool]:
+    """Whether op determinism is on already (None where TensorFlow cannot say)."""
+    config = _import_if_present("tensorflow.python.framework.config")
+    is_on = getattr(config, "is_op_determinism_enabled", None)
+    return None if is_on is None else bool(is_on())
+
+
+def _restore_op_determinism(determinism: Dict[str, Any]) -> None:
+    """Turns op determinism off again after a recording in the caller's own process, if it was off before."""
+    if determinism.get("op_determinism_was_on") is False:
+        config = _import_if_present("tensorflow.python.framework.config")
+        disable = getattr(config, "disable_op_determinism", None)
+        if disable is not None:
+            disable()
 
 
 def stack() -> Dict[str, Any]:
@@ -354,7 +371,7 @@ def recording(path: str, program: str = "", *, steps: Optional[int] = None, ever
     determinism = make_deterministic(seed) if seed is not None else {"seed": None}
     header = {"program": program, "stack": ran_on, "determinism": determinism,
               "options": {"steps": steps, "every": every, "full": full}}
-    trace = Trace(path, header, steps=steps, every=every, full=full)
+    trace = Trace(os.fspath(path), header, steps=steps, every=every, full=full)
     hooks = _Hooks(trace)
     hooks.install()
     try:
@@ -365,6 +382,24 @@ def recording(path: str, program: str = "", *, steps: Optional[int] = None, ever
     finally:
         hooks.uninstall()
         trace.finish("complete" if trace.seen else "no-steps", 0)
+        _restore_op_determinism(determinism)
+
+
+def record_training(path: Any, function: Callable[..., Any], *args: Any, steps: Optional[int] = None,
+                    every: int = 1, full: bool = False, seed: Optional[int] = 0, **kwargs: Any) -> str:
+    """Calls `function(*args, **kwargs)`, tracing every loss-scaled step it takes into `path`; returns the path.
+
+    Seeds Python, NumPy and TensorFlow first (`seed=None` does not) and turns op determinism on for the call. An
+    exception from `function` propagates, after the trace is written and marked crashed. A call that takes no
+    loss-scaled step raises `ValueError`.
+    """
+    name = getattr(function, "__qualname__", repr(function))
+    with recording(path, name, steps=steps, every=every, full=full, seed=seed) as trace:
+        function(*args, **kwargs)
+    if not trace.seen:
+        raise ValueError(f"{name} took no step of a loss-scale optimizer, so there is nothing to compare; record "
+                         "the function that trains with one (TF 2.4's, lossscale_compat's or Keras's)")
+    return os.fspath(path)
 
 
 def _one_line(error: BaseException) -> str:
