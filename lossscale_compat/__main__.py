@@ -45,8 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lossscale-compat: unknown command {command!r}; use one of: {', '.join(COMMANDS)}", file=sys.stderr)
         return EXIT_USAGE
     if sys.version_info < (3, 9) and command not in OLD_STACK_COMMANDS:
-        print(f"lossscale-compat {command} needs Python 3.9+ and TensorFlow 2.15+; on this Python (TF 2.4's) only "
-              "`record` and `compare` run: record here, then migrate and compare on today's stack", file=sys.stderr)
+        print(
+            f"lossscale-compat {command} needs Python 3.9+ and TensorFlow 2.15+; on this Python (TF 2.4's) only "
+            "`record` and `compare` run: record here, then migrate and compare on today's stack",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     module = importlib.import_module(COMMANDS[command][0])
     return module.main(args if command == "migrate" else args[1:])

@@ -12,7 +12,8 @@ import json
 import math
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 from lossscale_compat._trace import FORMAT, VERSION
 
@@ -35,8 +36,14 @@ class TraceError(ValueError):
 class Trace:
     """A trace file, read and checked: its header, optimizers, steps and end line."""
 
-    def __init__(self, path: str, header: Dict[str, Any], optimizers: List[Dict[str, Any]],
-                 steps: List[Dict[str, Any]], end: Dict[str, Any]) -> None:
+    def __init__(
+        self,
+        path: str,
+        header: dict[str, Any],
+        optimizers: list[dict[str, Any]],
+        steps: list[dict[str, Any]],
+        end: dict[str, Any],
+    ) -> None:
         self.path, self.header, self.optimizers, self.steps, self.end = path, header, optimizers, steps, end
 
     @property
@@ -45,8 +52,10 @@ class Trace:
 
     def describe(self) -> str:
         stack = self.header.get("stack", {})
-        return (f"TensorFlow {stack.get('tensorflow')} ({stack.get('keras')}), Python {stack.get('python')}, "
-                f"{'/'.join(stack.get('devices') or ['?'])}")
+        return (
+            f"TensorFlow {stack.get('tensorflow')} ({stack.get('keras')}), Python {stack.get('python')}, "
+            f"{'/'.join(stack.get('devices') or ['?'])}"
+        )
 
 
 def load_trace(path: str) -> Trace:
@@ -65,11 +74,12 @@ def load_trace(path: str) -> Trace:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise TraceError(f"{path} is not a trace of `lossscale-compat record`; {again}")
     if header.get("version") != VERSION:
-        raise TraceError(f"{path} is a version {header.get('version')} trace; this lossscale-compat reads version "
-                         f"{VERSION}: {again}")
+        raise TraceError(
+            f"{path} is a version {header.get('version')} trace; this lossscale-compat reads version {VERSION}: {again}"
+        )
     if raw.endswith(b"\n"):
         lines.pop()
-    records = []
+    records: list[dict[str, Any]] = []
     digest = hashlib.sha256()
     for number, line in enumerate(lines, 1):
         try:
@@ -89,7 +99,7 @@ def load_trace(path: str) -> Trace:
     raise TraceError(f"{path} is truncated: it has no end line (the recording was killed before it finished); {again}")
 
 
-def _split(path: str, header: Dict[str, Any], records: List[Dict[str, Any]], end: Dict[str, Any]) -> Trace:
+def _split(path: str, header: dict[str, Any], records: list[dict[str, Any]], end: dict[str, Any]) -> Trace:
     optimizers = [r for r in records if "class" in r]
     steps = [r for r in records if "step" in r]
     if [o.get("optimizer") for o in optimizers] != list(range(len(optimizers))) or any(
@@ -103,29 +113,39 @@ def check_comparable(old: Trace, new: Trace, allow_incomplete: bool = False) -> 
     """Raises `TraceError` unless the two traces record the same program's steps, whole."""
     for side, trace in (("OLD", old), ("NEW", new)):
         if not trace.steps:
-            raise TraceError(f"{side} ({trace.path}) holds no loss-scaled step: the program built no loss-scale "
-                             "optimizer, or stopped before its first step; nothing to compare")
+            raise TraceError(
+                f"{side} ({trace.path}) holds no loss-scaled step: the program built no loss-scale "
+                "optimizer, or stopped before its first step; nothing to compare"
+            )
         if not trace.complete and not allow_incomplete:
-            raise TraceError(f"{side} ({trace.path}) is incomplete: the run ended '{trace.end['end']}' after "
-                             f"{trace.end.get('steps')} step(s) ({trace.end.get('error')}); fix the program and "
-                             "record it again, or pass --allow-incomplete to compare the steps it has")
+            raise TraceError(
+                f"{side} ({trace.path}) is incomplete: the run ended '{trace.end['end']}' after "
+                f"{trace.end.get('steps')} step(s) ({trace.end.get('error')}); fix the program and "
+                "record it again, or pass --allow-incomplete to compare the steps it has"
+            )
     for key in ("every",):
         if old.header.get("options", {}).get(key) != new.header.get("options", {}).get(key):
             raise TraceError(f"OLD and NEW were recorded with different --{key}; record both with the same options")
     if not allow_incomplete and len(old.steps) != len(new.steps):
-        raise TraceError(f"OLD has {len(old.steps)} steps and NEW {len(new.steps)}: they are not runs of the same "
-                         "training (or were recorded with different --steps); record both the same way")
+        raise TraceError(
+            f"OLD has {len(old.steps)} steps and NEW {len(new.steps)}: they are not runs of the same "
+            "training (or were recorded with different --steps); record both the same way"
+        )
     for a, b in zip(old.steps, new.steps):
         if a["optimizer"] != b["optimizer"] or a["n"] != b["n"]:
-            raise TraceError(f"at step {a['step']} OLD steps its optimizer {a['optimizer']} and NEW its optimizer "
-                             f"{b['optimizer']}: not the same program's training; compare traces of one program")
+            raise TraceError(
+                f"at step {a['step']} OLD steps its optimizer {a['optimizer']} and NEW its optimizer "
+                f"{b['optimizer']}: not the same program's training; compare traces of one program"
+            )
     for a, b in zip(old.optimizers, new.optimizers):
         if a["shapes"] != b["shapes"]:
-            raise TraceError(f"OLD's optimizer {a['optimizer']} trains variables of shapes {a['shapes']}, NEW's "
-                             f"{b['shapes']}: not the same model; compare traces of one program")
+            raise TraceError(
+                f"OLD's optimizer {a['optimizer']} trains variables of shapes {a['shapes']}, NEW's "
+                f"{b['shapes']}: not the same model; compare traces of one program"
+            )
 
 
-def _agree(a: Optional[float], b: Optional[float], bound: float) -> bool:
+def _agree(a: float | None, b: float | None, bound: float) -> bool:
     """Whether a and b differ by at most `bound`; NaN equals NaN, inf equals inf; an unknown value agrees."""
     if a is None or b is None:
         return True
@@ -136,7 +156,7 @@ def _agree(a: Optional[float], b: Optional[float], bound: float) -> bool:
     return abs(a - b) <= bound
 
 
-def step_differences(old: Trace, new: Trace, index: int, rtol: float, atol: float) -> Tuple[List[str], List[str]]:
+def step_differences(old: Trace, new: Trace, index: int, rtol: float, atol: float) -> tuple[list[str], list[str]]:
     """What differs at one step, most basic first (scale, skip, iterations, loss, variables); and notes."""
     a, b = old.steps[index], new.steps[index]
     found, notes = [], []
@@ -148,8 +168,10 @@ def step_differences(old: Trace, new: Trace, index: int, rtol: float, atol: floa
     if a["iterations"] != b["iterations"]:
         difference = f"iterations: {a['iterations']} (old) != {b['iterations']} (new)"
         if _keras3_count(old, new, index):
-            notes.append(difference + ": Keras 3's own LossScaleOptimizer leaves skipped steps out of `iterations`"
-                         " (TF 2.4 counted them); harmless while nothing reads `iterations`, as the weights show")
+            notes.append(
+                difference + ": Keras 3's own LossScaleOptimizer leaves skipped steps out of `iterations`"
+                " (TF 2.4 counted them); harmless while nothing reads `iterations`, as the weights show"
+            )
         else:
             found.append(difference)
     # Float16 rounding: up to (k + 1) epsilons after step k (0-based), relative and absolute.
@@ -161,8 +183,9 @@ def step_differences(old: Trace, new: Trace, index: int, rtol: float, atol: floa
     return found, notes
 
 
-def _variable_differences(optimizer: Dict[str, Any], a: Dict[str, Any], b: Dict[str, Any], rtol: float,
-                          atol: float) -> List[str]:
+def _variable_differences(
+    optimizer: dict[str, Any], a: dict[str, Any], b: dict[str, Any], rtol: float, atol: float
+) -> list[str]:
     found = []
     for i, name in enumerate(optimizer["variables"]):
         # Elements round independently, so their differences add in quadrature: the sum's and the L2 norm's
@@ -179,7 +202,7 @@ def _variable_differences(optimizer: Dict[str, Any], a: Dict[str, Any], b: Dict[
     return found
 
 
-def _flatten(value: Any) -> List[float]:
+def _flatten(value: Any) -> list[float]:
     return [x for item in value for x in _flatten(item)] if isinstance(value, list) else [value]
 
 
@@ -200,9 +223,9 @@ class Comparison:
 
     def __init__(self, old: Trace, new: Trace, rtol: float, atol: float, strict_iterations: bool = False) -> None:
         self.old, self.new = old, new
-        self.first: Optional[int] = None
-        self.differences: List[str] = []
-        self.notes: List[str] = []
+        self.first: int | None = None
+        self.differences: list[str] = []
+        self.notes: list[str] = []
         for index in range(min(len(old.steps), len(new.steps))):
             found, notes = step_differences(old, new, index, rtol, atol)
             if strict_iterations:
@@ -220,30 +243,51 @@ class Comparison:
     def verdict(self) -> str:
         old, new = self.old, self.new
         count = min(len(old.steps), len(new.steps))
-        if self.same:
+        if self.first is None:
             iterations = "; `iterations` only as noted above" if self.notes else " and iterations"
-            return (f"the runs agree: {count} steps, the same loss scales, skipped steps{iterations}, losses and "
-                    "weights within float16 rounding")
-        step = old.steps[self.first]
-        where = f"step {self.first} (optimizer {step['optimizer']}'s step {step['n']}"
+            return (
+                f"the runs agree: {count} steps, the same loss scales, skipped steps{iterations}, losses and "
+                "weights within float16 rounding"
+            )
+        first = self.first
+        step = old.steps[first]
+        where = f"step {first} (optimizer {step['optimizer']}'s step {step['n']}"
         found = f"the runs part at {where}, {old.optimizers[step['optimizer']]['class'].rsplit('.', 1)[-1]}):\n  "
         found += "\n  ".join(self.differences)
         if self.notes:
-            found += ("\n`iterations` parted first (noted above), and something reads it (a learning-rate schedule, "
-                      "Adam's bias correction): keep TF 2.4's count with lossscale_compat.KerasLossScaleOptimizer")
+            found += (
+                "\n`iterations` parted first (noted above), and something reads it (a learning-rate schedule, "
+                "Adam's bias correction): keep TF 2.4's count with lossscale_compat.KerasLossScaleOptimizer"
+            )
         return found
 
-    def as_json(self) -> Dict[str, Any]:
-        return {"same": self.same, "first_difference": None if self.same else {
-                    "step": self.first, "optimizer": self.old.steps[self.first]["optimizer"],
-                    "n": self.old.steps[self.first]["n"], "differences": self.differences},
-                "notes": self.notes, "steps": len(self.old.steps),
-                "old": {"path": self.old.path, "stack": self.old.header.get("stack")},
-                "new": {"path": self.new.path, "stack": self.new.header.get("stack")}}
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "same": self.same,
+            "first_difference": None
+            if self.first is None
+            else {
+                "step": self.first,
+                "optimizer": self.old.steps[self.first]["optimizer"],
+                "n": self.old.steps[self.first]["n"],
+                "differences": self.differences,
+            },
+            "notes": self.notes,
+            "steps": len(self.old.steps),
+            "old": {"path": self.old.path, "stack": self.old.header.get("stack")},
+            "new": {"path": self.new.path, "stack": self.new.header.get("stack")},
+        }
 
 
-def assert_same_training(old: Any, new: Any, *, rtol: float = FLOAT16_EPSILON, atol: float = FLOAT32_ATOL,
-                         strict_iterations: bool = False, allow_incomplete: bool = False) -> None:
+def assert_same_training(
+    old: Any,
+    new: Any,
+    *,
+    rtol: float = FLOAT16_EPSILON,
+    atol: float = FLOAT32_ATOL,
+    strict_iterations: bool = False,
+    allow_incomplete: bool = False,
+) -> None:
     """Fails with the first differing step and what differs there unless two recorded runs agree.
 
     Each side is a trace file's path (from `lossscale-compat record` or `testing.record_training`). A file that is
@@ -259,19 +303,27 @@ def assert_same_training(old: Any, new: Any, *, rtol: float = FLOAT16_EPSILON, a
 def table(comparison: Comparison) -> str:
     """The two runs side by side, one line per step, the first differing step marked."""
     old, new = comparison.old, comparison.new
-    lines = [f"OLD: {old.path}: {old.describe()}", f"NEW: {new.path}: {new.describe()}",
-             "", f"{'step':>4} {'opt':>3} {'n':>4} {'scale old':>10} {'scale new':>10} {'skip':>9} "
-             f"{'iterations':>11} {'loss old':>12} {'loss new':>12}"]
+    lines = [
+        f"OLD: {old.path}: {old.describe()}",
+        f"NEW: {new.path}: {new.describe()}",
+        "",
+        (
+            f"{'step':>4} {'opt':>3} {'n':>4} {'scale old':>10} {'scale new':>10} {'skip':>9} "
+            f"{'iterations':>11} {'loss old':>12} {'loss new':>12}"
+        ),
+    ]
     for index, (a, b) in enumerate(zip(old.steps, new.steps)):
         skip = f"{'*' if a['skipped'] else '-'}/{'*' if b['skipped'] else '-'}"
         mark = "  <-- first difference" if index == comparison.first else ""
-        lines.append(f"{index:>4} {a['optimizer']:>3} {a['n']:>4} {a['scale_after']:>10g} {b['scale_after']:>10g} "
-                     f"{skip:>9} {a['iterations']:>5}/{b['iterations']:<5} {_number(a.get('loss')):>12} "
-                     f"{_number(b.get('loss')):>12}{mark}")
+        lines.append(
+            f"{index:>4} {a['optimizer']:>3} {a['n']:>4} {a['scale_after']:>10g} {b['scale_after']:>10g} "
+            f"{skip:>9} {a['iterations']:>5}/{b['iterations']:<5} {_number(a.get('loss')):>12} "
+            f"{_number(b.get('loss')):>12}{mark}"
+        )
     return "\n".join(lines)
 
 
-def _number(value: Optional[float]) -> str:
+def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.6g}"
 
 
@@ -280,8 +332,10 @@ def plot(comparison: Comparison, path: str) -> None:
     from lossscale_compat._plot import plot_loss_scales
 
     runs = {}
-    for name, trace in (("OLD: " + comparison.old.describe(), comparison.old),
-                        ("NEW: " + comparison.new.describe(), comparison.new)):
+    for name, trace in (
+        ("OLD: " + comparison.old.describe(), comparison.old),
+        ("NEW: " + comparison.new.describe(), comparison.new),
+    ):
         runs[name] = {
             f"optimizer {o['optimizer']} ({o['class'].rsplit('.', 1)[-1]})": (
                 [s["scale_after"] for s in trace.steps if s["optimizer"] == o["optimizer"]],
@@ -294,18 +348,33 @@ def plot(comparison: Comparison, path: str) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lossscale-compat compare", usage=USAGE,
-                                     description="Compares two traces of `lossscale-compat record` step by step.")
+    parser = argparse.ArgumentParser(
+        prog="lossscale-compat compare",
+        usage=USAGE,
+        description="Compares two traces of `lossscale-compat record` step by step.",
+    )
     parser.add_argument("old", metavar="OLD", help="the trace recorded on the old stack (TF 2.4)")
     parser.add_argument("new", metavar="NEW", help="the trace recorded on the new stack")
-    parser.add_argument("--rtol", type=float, default=FLOAT16_EPSILON,
-                        help="relative tolerance per step for losses and weights (default 2**-10, float16's epsilon)")
-    parser.add_argument("--atol", type=float, default=FLOAT32_ATOL,
-                        help="absolute tolerance per step for losses and weights (default 1e-6)")
-    parser.add_argument("--strict-iterations", action="store_true",
-                        help="fail on Keras 3's `iterations` count too (it leaves skipped steps out)")
-    parser.add_argument("--allow-incomplete", action="store_true",
-                        help="compare the steps two runs have in common, even if one crashed")
+    parser.add_argument(
+        "--rtol",
+        type=float,
+        default=FLOAT16_EPSILON,
+        help="relative tolerance per step for losses and weights (default 2**-10, float16's epsilon)",
+    )
+    parser.add_argument(
+        "--atol",
+        type=float,
+        default=FLOAT32_ATOL,
+        help="absolute tolerance per step for losses and weights (default 1e-6)",
+    )
+    parser.add_argument(
+        "--strict-iterations",
+        action="store_true",
+        help="fail on Keras 3's `iterations` count too (it leaves skipped steps out)",
+    )
+    parser.add_argument(
+        "--allow-incomplete", action="store_true", help="compare the steps two runs have in common, even if one crashed"
+    )
     parser.add_argument("--plot", metavar="FILE.png", help="draw both loss-scale trajectories, skips marked")
     parser.add_argument("--format", choices=("text", "json"), default="text", help="the report's form")
     return parser

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
-
 # Up to three lines that should coincide: wide and pale, then narrower, then dotted on top, so all stay visible.
 STYLES = (
     {"color": "#c6c6c6", "linewidth": 8},
@@ -12,7 +10,7 @@ STYLES = (
 )
 
 
-def plot_loss_scales(runs: Dict[str, Dict[str, Tuple[List[float], List[int]]]], path: str, title: str) -> str:
+def plot_loss_scales(runs: dict[str, dict[str, tuple[list[float], list[int]]]], path: str, title: str) -> str:
     """Writes `runs` (name -> panel -> (loss scale after each step, skipped steps)) as a PNG; returns the path.
 
     The first run's skips are marked; another run's skip is marked only where the first run has none.
@@ -32,8 +30,14 @@ def plot_loss_scales(runs: Dict[str, Dict[str, Tuple[List[float], List[int]]]], 
         for name in names:
             scales, skips = runs[name][panel]
             marks = [s for s in skips if name == names[0] or s not in first_skips]
-            axis.plot(marks, [scales[s] for s in marks], "v", color="#de2d26", markersize=9,
-                      label="skipped step" if name == names[0] else None)
+            axis.plot(
+                marks,
+                [scales[s] for s in marks],
+                "v",
+                color="#de2d26",
+                markersize=9,
+                label="skipped step" if name == names[0] else None,
+            )
         axis.set_yscale("log", base=2)
         axis.set_title(f"{panel}: loss scale after each step")
         axis.set_xlabel("step")

@@ -19,14 +19,18 @@ import platform
 import random
 import sys
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Iterator, Sequence
+from typing import Any, Callable
 
 FORMAT = "lossscale-compat-trace"
 VERSION = 1
 # Exit codes of `record`, besides the program's own: 2 for a usage error or a program that took no loss-scaled step.
 EXIT_USAGE = 2
 EXIT_NOTHING_RECORDED = 2
-USAGE = "usage: lossscale-compat record -o TRACE [--legacy] [--steps N] [--every K] [--full] [--seed S] SCRIPT|-m MODULE [ARGS...]"
+USAGE = (
+    "usage: lossscale-compat record -o TRACE [--legacy] [--steps N] [--every K] [--full] [--seed S] "
+    "SCRIPT|-m MODULE [ARGS...]"
+)
 
 # Where each stack keeps its loss-scale optimizer classes: TF 2.4 and Keras 2 (tf.keras, standalone, tf_keras),
 # then Keras 3. Every class of these modules whose name holds "LossScaleOptimizer" is hooked.
@@ -48,22 +52,23 @@ _LOSS_METHODS = ("get_scaled_loss", "scale_loss")
 class Trace:
     """Writes one trace file: the header at once, then each optimizer and step as it comes, the end last."""
 
-    def __init__(self, path: str, header: Dict[str, Any], steps: Optional[int] = None, every: int = 1,
-                 full: bool = False) -> None:
+    def __init__(
+        self, path: str, header: dict[str, Any], steps: int | None = None, every: int = 1, full: bool = False
+    ) -> None:
         if every < 1 or (steps is not None and steps < 1):
             raise ValueError("--steps and --every take a whole number of at least 1")
         self.path, self.max_steps, self.every, self.full = path, steps, every, full
         self.seen = 0  # loss-scaled steps taken, recorded or not
         self.recorded = 0
-        self.optimizers: Dict[int, int] = {}  # id(optimizer) -> its index in the trace
-        self._alive: List[Any] = []  # the optimizers themselves, so that no id is reused while recording
-        self._counts: List[int] = []  # steps taken by each optimizer
+        self.optimizers: dict[int, int] = {}  # id(optimizer) -> its index in the trace
+        self._alive: list[Any] = []  # the optimizers themselves, so that no id is reused while recording
+        self._counts: list[int] = []  # steps taken by each optimizer
         self._hash = hashlib.sha256()
         self._lock = threading.Lock()
-        self._file = open(path, "w")  # noqa: SIM115 - closed by finish()
+        self._file = open(path, "w")
         self._write(dict(header, format=FORMAT, version=VERSION))
 
-    def _write(self, record: Dict[str, Any]) -> None:
+    def _write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, sort_keys=True) + "\n"
         self._hash.update(line.encode())
         self._file.write(line)
@@ -77,13 +82,27 @@ class Trace:
                 self._alive.append(optimizer)
                 self._counts.append(0)
                 cls = type(optimizer)
-                self._write({"optimizer": index, "class": f"{cls.__module__}.{cls.__qualname__}",
-                             "variables": [_variable_name(v) for v in variables],
-                             "shapes": [[int(d) for d in v.shape] for v in variables]})
+                self._write(
+                    {
+                        "optimizer": index,
+                        "class": f"{cls.__module__}.{cls.__qualname__}",
+                        "variables": [_variable_name(v) for v in variables],
+                        "shapes": [[int(d) for d in v.shape] for v in variables],
+                    }
+                )
             return index
 
-    def step(self, index: int, scale_before: float, scale_after: float, iterations: int, loss: Optional[float],
-             before: Any, after: Any, values: Sequence[Any] = ()) -> None:
+    def step(
+        self,
+        index: int,
+        scale_before: float,
+        scale_after: float,
+        iterations: int,
+        loss: float | None,
+        before: Any,
+        after: Any,
+        values: Sequence[Any] = (),
+    ) -> None:
         """Writes one step, unless `--steps` is reached or `--every` thins it out."""
         import numpy as np
 
@@ -95,22 +114,35 @@ class Trace:
                 return
             self.recorded += 1
             digest = np.asarray(after, dtype=np.float64).reshape(-1, 2)
-            record = {"step": self.recorded - 1, "optimizer": index, "n": n, "scale_before": float(scale_before),
-                      "scale_after": float(scale_after), "iterations": int(iterations),
-                      "skipped": bool(np.array_equal(np.asarray(before), np.asarray(after), equal_nan=True)),
-                      "loss": None if loss is None else float(loss),
-                      "sum": [float(s) for s in digest[:, 0]], "norm": [float(s) for s in digest[:, 1]]}
+            record = {
+                "step": self.recorded - 1,
+                "optimizer": index,
+                "n": n,
+                "scale_before": float(scale_before),
+                "scale_after": float(scale_after),
+                "iterations": int(iterations),
+                "skipped": bool(np.array_equal(np.asarray(before), np.asarray(after), equal_nan=True)),
+                "loss": None if loss is None else float(loss),
+                "sum": [float(s) for s in digest[:, 0]],
+                "norm": [float(s) for s in digest[:, 1]],
+            }
             if self.full:
                 record["values"] = [np.asarray(v, dtype=np.float64).tolist() for v in values]
             self._write(record)
 
-    def finish(self, status: str, exit_code: int, error: Optional[str] = None) -> None:
+    def finish(self, status: str, exit_code: int, error: str | None = None) -> None:
         """Writes the end line (status, counts, the SHA-256 of all lines before it) and closes the file."""
         with self._lock:
             if self._file.closed:
                 return
-            end = {"end": status, "exit_code": exit_code, "error": error, "steps": self.recorded,
-                   "steps_taken": self.seen, "sha256": self._hash.hexdigest()}
+            end = {
+                "end": status,
+                "exit_code": exit_code,
+                "error": error,
+                "steps": self.recorded,
+                "steps_taken": self.seen,
+                "sha256": self._hash.hexdigest(),
+            }
             self._file.write(json.dumps(end, sort_keys=True) + "\n")
             self._file.close()
 
@@ -132,11 +164,11 @@ class _Hooks:
 
         self.tf = tf
         self.trace = trace
-        self.replaced: List[Tuple[type, str, Any]] = []
-        self.losses: Dict[int, Any] = {}  # id(optimizer) -> the loss last passed to get_scaled_loss / scale_loss
+        self.replaced: list[tuple[type, str, Any]] = []
+        self.losses: dict[int, Any] = {}  # id(optimizer) -> the loss last passed to get_scaled_loss / scale_loss
         self.local = threading.local()  # ids of the optimizers inside a hooked step on this thread
 
-    def classes(self) -> List[type]:
+    def classes(self) -> list[type]:
         found = []
         for name in _STACK_MODULES + (() if sys.version_info < (3, 9) else _OWN_MODULES):
             module = _import_if_present(name)
@@ -187,8 +219,9 @@ class _Hooks:
 
         return step_hook
 
-    def _recorded_step(self, original: Callable[..., Any], optimizer: Any, args: Tuple[Any, ...],
-                       kwargs: Dict[str, Any]) -> Any:
+    def _recorded_step(
+        self, original: Callable[..., Any], optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         tf = self.tf
         args, variables = _step_variables(original.__name__, optimizer, args, kwargs)
         index = self.trace.optimizer_index(optimizer, variables)
@@ -197,9 +230,16 @@ class _Hooks:
             scale_before, before = _scale(tf, optimizer), _digest(tf, variables)
             result = original(optimizer, *args, **kwargs)
             values = [_value(tf, v) for v in variables] if self.trace.full else []
-            self.trace.step(index, scale_before.numpy(), _scale(tf, optimizer).numpy(),
-                            optimizer.iterations.numpy(), _eager_loss(tf, loss), before.numpy(),
-                            _digest(tf, variables).numpy(), [v.numpy() for v in values])
+            self.trace.step(
+                index,
+                scale_before.numpy(),
+                _scale(tf, optimizer).numpy(),
+                optimizer.iterations.numpy(),
+                _eager_loss(tf, loss),
+                before.numpy(),
+                _digest(tf, variables).numpy(),
+                [v.numpy() for v in values],
+            )
             return result
         scale_before, before = _scale(tf, optimizer), _digest(tf, variables)
         result = original(optimizer, *args, **kwargs)
@@ -207,14 +247,21 @@ class _Hooks:
         loss = _graph_loss(tf, loss)
         known = loss is not None  # whether this graph's step has a loss, decided once, when it is traced
         with tf.control_dependencies(dependencies):
-            inputs = [scale_before, _scale(tf, optimizer), tf.cast(_tensor(optimizer.iterations), tf.int64),
-                      loss if known else tf.zeros([], tf.float64), before, _digest(tf, variables)]
+            inputs = [
+                scale_before,
+                _scale(tf, optimizer),
+                tf.cast(_tensor(optimizer.iterations), tf.int64),
+                loss if known else tf.zeros([], tf.float64),
+                before,
+                _digest(tf, variables),
+            ]
             if self.trace.full:
                 inputs += [tf.cast(_value(tf, v), tf.float64) for v in variables]
             trace = self.trace
 
-            def write_step(scale_before: Any, scale_after: Any, iterations: Any, loss: Any, before: Any, after: Any,
-                           *values: Any) -> Any:
+            def write_step(
+                scale_before: Any, scale_after: Any, iterations: Any, loss: Any, before: Any, after: Any, *values: Any
+            ) -> Any:
                 trace.step(index, scale_before, scale_after, iterations, loss if known else None, before, after, values)
                 return True
 
@@ -231,8 +278,9 @@ def _import_if_present(name: str) -> Any:
         return None
 
 
-def _step_variables(method: str, optimizer: Any, args: Tuple[Any, ...],
-                    kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], List[Any]]:
+def _step_variables(
+    method: str, optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], list[Any]]:
     """The variables a step trains, and its arguments with a one-pass iterable (`zip`) made a list."""
     if method == "apply_gradients":
         pairs = list(args[0] if args else kwargs.pop("grads_and_vars"))
@@ -287,7 +335,7 @@ def _graph_loss(tf: Any, loss: Any) -> Any:
     return tf.reduce_mean(tf.cast(loss, tf.float64))
 
 
-def _eager_loss(tf: Any, loss: Any) -> Optional[float]:
+def _eager_loss(tf: Any, loss: Any) -> float | None:
     if loss is None or (tf.is_tensor(loss) and not hasattr(loss, "numpy")):
         return None
     return float(tf.reduce_mean(tf.cast(loss, tf.float64)).numpy())
@@ -297,7 +345,7 @@ def _eager_loss(tf: Any, loss: Any) -> Optional[float]:
 # Determinism and the stack.
 
 
-def make_deterministic(seed: int) -> Dict[str, Any]:
+def make_deterministic(seed: int) -> dict[str, Any]:
     """Seeds Python, NumPy and TensorFlow and turns on op determinism where this stack has it; says what it did."""
     import numpy as np
     import tensorflow as tf
@@ -305,11 +353,13 @@ def make_deterministic(seed: int) -> Dict[str, Any]:
     random.seed(seed)
     np.random.seed(seed)
     tf.random.set_seed(seed)
-    done = {"seed": seed, "seeded": ["python random", "numpy", "tensorflow"], "not_deterministic": []}
+    seeded = ["python random", "numpy", "tensorflow"]
+    not_deterministic: list[str] = []
+    done: dict[str, Any] = {"seed": seed, "seeded": seeded, "not_deterministic": not_deterministic}
     set_keras_seed = getattr(tf.keras.utils, "set_random_seed", None)
     if set_keras_seed is not None:  # Keras 3 keeps a seed generator of its own
         set_keras_seed(seed)
-        done["seeded"].append("keras")
+        seeded.append("keras")
     enable = getattr(tf.config.experimental, "enable_op_determinism", None)
     if enable is not None:
         done["op_determinism_was_on"] = _op_determinism_on()
@@ -317,22 +367,23 @@ def make_deterministic(seed: int) -> Dict[str, Any]:
         done["op_determinism"] = "tf.config.experimental.enable_op_determinism()"
     else:  # TF < 2.9: only the environment variable, read by some GPU kernels when TensorFlow starts
         done["op_determinism"] = "TF_DETERMINISTIC_OPS=1" if os.environ.get("TF_DETERMINISTIC_OPS") == "1" else None
-        done["not_deterministic"].append(
+        not_deterministic.append(
             "op determinism: this TensorFlow has no tf.config.experimental.enable_op_determinism; CPU kernels are "
-            "deterministic, GPU kernels only with TF_DETERMINISTIC_OPS=1 set before the run (record sets it)")
+            "deterministic, GPU kernels only with TF_DETERMINISTIC_OPS=1 set before the run (record sets it)"
+        )
     if os.environ.get("PYTHONHASHSEED") is None:
-        done["not_deterministic"].append("PYTHONHASHSEED is not set: set iteration order is not (set it to 0)")
+        not_deterministic.append("PYTHONHASHSEED is not set: set iteration order is not (set it to 0)")
     return done
 
 
-def _op_determinism_on() -> Optional[bool]:
+def _op_determinism_on() -> bool | None:
     """Whether op determinism is on already (None where TensorFlow cannot say)."""
     config = _import_if_present("tensorflow.python.framework.config")
     is_on = getattr(config, "is_op_determinism_enabled", None)
     return None if is_on is None else bool(is_on())
 
 
-def _restore_op_determinism(determinism: Dict[str, Any]) -> None:
+def _restore_op_determinism(determinism: dict[str, Any]) -> None:
     """Turns op determinism off again after a recording in the caller's own process, if it was off before."""
     if determinism.get("op_determinism_was_on") is False:
         config = _import_if_present("tensorflow.python.framework.config")
@@ -341,7 +392,7 @@ def _restore_op_determinism(determinism: Dict[str, Any]) -> None:
             disable()
 
 
-def stack() -> Dict[str, Any]:
+def stack() -> dict[str, Any]:
     """What the run ran on: Python, TensorFlow, Keras, and the devices."""
     import tensorflow as tf
 
@@ -349,9 +400,15 @@ def stack() -> Dict[str, Any]:
     name = {"tensorflow": "tf.keras", "tensorflow.keras": "tf.keras"}.get(keras.__name__, keras.__name__.split(".")[0])
     keras_version = f"{name} {getattr(keras, '__version__', tf.__version__)}"
     devices = sorted({d.device_type for d in tf.config.list_physical_devices()})
-    return {"python": platform.python_version(), "tensorflow": tf.__version__, "keras": keras_version,
-            "devices": devices, "gpu": "GPU" in devices, "machine": platform.machine(),
-            "tf_use_legacy_keras": os.environ.get("TF_USE_LEGACY_KERAS")}
+    return {
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+        "keras": keras_version,
+        "devices": devices,
+        "gpu": "GPU" in devices,
+        "machine": platform.machine(),
+        "tf_use_legacy_keras": os.environ.get("TF_USE_LEGACY_KERAS"),
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -359,8 +416,15 @@ def stack() -> Dict[str, Any]:
 
 
 @contextlib.contextmanager
-def recording(path: str, program: str = "", *, steps: Optional[int] = None, every: int = 1, full: bool = False,
-              seed: Optional[int] = 0) -> Iterator[Trace]:
+def recording(
+    path: str,
+    program: str = "",
+    *,
+    steps: int | None = None,
+    every: int = 1,
+    full: bool = False,
+    seed: int | None = 0,
+) -> Iterator[Trace]:
     """Records every loss-scaled step taken inside the block into the trace file `path`.
 
     The trace ends `complete`, `crashed` (an exception left the block), or `no-steps` (no loss-scaled step).
@@ -369,8 +433,12 @@ def recording(path: str, program: str = "", *, steps: Optional[int] = None, ever
 
     ran_on = stack()
     determinism = make_deterministic(seed) if seed is not None else {"seed": None}
-    header = {"program": program, "stack": ran_on, "determinism": determinism,
-              "options": {"steps": steps, "every": every, "full": full}}
+    header = {
+        "program": program,
+        "stack": ran_on,
+        "determinism": determinism,
+        "options": {"steps": steps, "every": every, "full": full},
+    }
     trace = Trace(os.fspath(path), header, steps=steps, every=every, full=full)
     hooks = _Hooks(trace)
     hooks.install()
@@ -385,8 +453,16 @@ def recording(path: str, program: str = "", *, steps: Optional[int] = None, ever
         _restore_op_determinism(determinism)
 
 
-def record_training(path: Any, function: Callable[..., Any], *args: Any, steps: Optional[int] = None,
-                    every: int = 1, full: bool = False, seed: Optional[int] = 0, **kwargs: Any) -> str:
+def record_training(
+    path: Any,
+    function: Callable[..., Any],
+    *args: Any,
+    steps: int | None = None,
+    every: int = 1,
+    full: bool = False,
+    seed: int | None = 0,
+    **kwargs: Any,
+) -> str:
     """Calls `function(*args, **kwargs)`, tracing every loss-scaled step it takes into `path`; returns the path.
 
     Seeds Python, NumPy and TensorFlow first (`seed=None` does not) and turns op determinism on for the call. An
@@ -397,8 +473,10 @@ def record_training(path: Any, function: Callable[..., Any], *args: Any, steps: 
     with recording(path, name, steps=steps, every=every, full=full, seed=seed) as trace:
         function(*args, **kwargs)
     if not trace.seen:
-        raise ValueError(f"{name} took no step of a loss-scale optimizer, so there is nothing to compare; record "
-                         "the function that trains with one (TF 2.4's, lossscale_compat's or Keras's)")
+        raise ValueError(
+            f"{name} took no step of a loss-scale optimizer, so there is nothing to compare; record "
+            "the function that trains with one (TF 2.4's, lossscale_compat's or Keras's)"
+        )
     return os.fspath(path)
 
 
@@ -408,8 +486,11 @@ def _one_line(error: BaseException) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lossscale-compat record", usage=USAGE,
-                                     description="Runs a program and traces every loss-scaled step it takes.")
+    parser = argparse.ArgumentParser(
+        prog="lossscale-compat record",
+        usage=USAGE,
+        description="Runs a program and traces every loss-scaled step it takes.",
+    )
     parser.add_argument("-o", "--output", required=True, metavar="TRACE", help="the trace file to write")
     parser.add_argument("--legacy", action="store_true", help="run in legacy mode, as `lossscale-compat run` does")
     parser.add_argument("--steps", type=int, metavar="N", help="stop recording after N steps")
@@ -445,7 +526,7 @@ def main(argv: Sequence[str]) -> int:
         install()
     from lossscale_compat.legacy._run import run_as_main
 
-    errors: List[BaseException] = []
+    errors: list[BaseException] = []
     shown = " ".join([("-m " + target) if options.module else os.path.basename(target), *program_args])
     with _recording_for_cli(options, shown) as trace:
         code = run_as_main(target, bool(options.module), program_args, "record", errors.append)
@@ -453,25 +534,31 @@ def main(argv: Sequence[str]) -> int:
             status = "interrupted" if code == 130 else "crashed" if errors else "exited"
             trace.finish(status, code, _one_line(errors[0]) if errors else f"the program exited with code {code}")
     if code:
-        print(f"lossscale-compat record: the program stopped (exit {code}) after {trace.seen} loss-scaled step(s); "
-              f"{options.output} holds them, marked incomplete", file=sys.stderr)
+        print(
+            f"lossscale-compat record: the program stopped (exit {code}) after {trace.seen} loss-scaled step(s); "
+            f"{options.output} holds them, marked incomplete",
+            file=sys.stderr,
+        )
         return code
     if not trace.seen:
-        print(f"lossscale-compat record: {shown} took no step of a loss-scale optimizer, so there is nothing to "
-              "compare; record the program that trains with one (TF 2.4's, lossscale_compat's or Keras's)",
-              file=sys.stderr)
+        print(
+            f"lossscale-compat record: {shown} took no step of a loss-scale optimizer, so there is nothing to "
+            "compare; record the program that trains with one (TF 2.4's, lossscale_compat's or Keras's)",
+            file=sys.stderr,
+        )
         return EXIT_NOTHING_RECORDED
     return 0
 
 
 @contextlib.contextmanager
 def _recording_for_cli(options: argparse.Namespace, shown: str) -> Iterator[Trace]:
-    with recording(options.output, shown, steps=options.steps, every=options.every, full=options.full,
-                   seed=options.seed) as trace:
+    with recording(
+        options.output, shown, steps=options.steps, every=options.every, full=options.full, seed=options.seed
+    ) as trace:
         yield trace
 
 
-def _split(args: List[str]) -> Tuple[List[str], List[str]]:
+def _split(args: list[str]) -> tuple[list[str], list[str]]:
     """Record's own options, and the program with its arguments (from SCRIPT, or from -m MODULE on)."""
     takes_value = {"-o", "--output", "--steps", "--every", "--seed"}
     i = 0
@@ -487,12 +574,12 @@ def _split(args: List[str]) -> Tuple[List[str], List[str]]:
     return args, []
 
 
-def _check(options: argparse.Namespace, program: List[str]) -> Optional[str]:
+def _check(options: argparse.Namespace, program: list[str]) -> str | None:
     if not options.module and not program:
         return "name the program to record: a SCRIPT, or -m MODULE; " + USAGE
     if not options.module and not os.path.exists(program[0]):
         return f"no such script: {program[0]}"
-    if options.steps is not None and options.steps < 1 or options.every < 1:
+    if (options.steps is not None and options.steps < 1) or options.every < 1:
         return "--steps and --every take a whole number of at least 1"
     if os.path.isdir(options.output):
         return f"{options.output} is a directory; -o takes the trace file to write"

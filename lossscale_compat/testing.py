@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use, through __getattr__
     from lossscale_compat._behaviour import assert_behaviour_equivalent, behaviour_difference
     from lossscale_compat._compare import assert_same_training
-    from lossscale_compat._trace import record_training
     from lossscale_compat._equivalence import assert_equivalent, config_differences, config_summary, modern_equivalent
     from lossscale_compat._equivalence import assert_equivalent as assert_config_equivalent
+    from lossscale_compat._trace import record_training
 
 _PUBLIC = {
     "assert_behaviour_equivalent": ("lossscale_compat._behaviour", "assert_behaviour_equivalent"),
