@@ -318,14 +318,32 @@ def _scale(tf: Any, optimizer: Any) -> Any:
 
 
 def _digest(tf: Any, variables: Sequence[Any]) -> Any:
-    """Each variable's sum and L2 norm, in float64, as one flat tensor [sum0, norm0, sum1, norm1, ...]."""
+    """Each variable's sum and L2 norm as one flat float64 tensor [sum0, norm0, sum1, norm1, ...].
+
+    Reduced in the variable's own dtype (float32: a pass over each variable, no float64 copy of it), so that the
+    cost stays small beside the step; float32 rounding is far below the tolerances `compare` applies. Eagerly the
+    reductions run as one traced function rather than op by op.
+    """
     if not variables:
         return tf.zeros([0], tf.float64)
-    parts = []
-    for variable in variables:
-        value = tf.cast(_value(tf, variable), tf.float64)
-        parts.append(tf.stack([tf.reduce_sum(value), tf.norm(tf.reshape(value, [-1]))]))
-    return tf.concat(parts, 0)
+    if tf.executing_eagerly():
+        return _eager_digest(tf)([_tensor(v) for v in variables])
+    return _digest_ops(tf, [_value(tf, v) for v in variables])
+
+
+def _digest_ops(tf: Any, values: Sequence[Any]) -> Any:
+    parts = [tf.stack([tf.reduce_sum(value), tf.norm(tf.reshape(value, [-1]))]) for value in values]
+    return tf.cast(tf.concat([tf.cast(part, tf.float64) for part in parts], 0), tf.float64)
+
+
+_EAGER_DIGEST: list[Any] = []
+
+
+def _eager_digest(tf: Any) -> Any:
+    """`_digest_ops` as a tf.function, made once (it traces once per list of variables)."""
+    if not _EAGER_DIGEST:
+        _EAGER_DIGEST.append(tf.function(lambda values: _digest_ops(tf, [tf.convert_to_tensor(v) for v in values])))
+    return _EAGER_DIGEST[0]
 
 
 def _graph_loss(tf: Any, loss: Any) -> Any:

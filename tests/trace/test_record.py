@@ -88,7 +88,7 @@ def test_full_values(tmp_path):
     assert record(tmp_path / "full.jsonl", "--full", PROGRAM).returncode == 0
     for step in steps_of(tmp_path / "full.jsonl"):
         sums = [np.sum(np.asarray(v, dtype=np.float64)) for v in step["values"]]
-        np.testing.assert_allclose(sums, step["sum"], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(sums, step["sum"], rtol=1e-6, atol=1e-6)  # the digest sums in float32
 
 
 def test_a_module(tmp_path):
