@@ -342,7 +342,8 @@ _EAGER_DIGEST: list[Any] = []
 def _eager_digest(tf: Any) -> Any:
     """`_digest_ops` as a tf.function, made once (it traces once per list of variables)."""
     if not _EAGER_DIGEST:
-        _EAGER_DIGEST.append(tf.function(lambda values: _digest_ops(tf, [tf.convert_to_tensor(v) for v in values])))
+        digest = tf.function(lambda values: _digest_ops(tf, [tf.convert_to_tensor(v) for v in values]), autograph=False)
+        _EAGER_DIGEST.append(digest)
     return _EAGER_DIGEST[0]
 
 

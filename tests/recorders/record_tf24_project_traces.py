@@ -23,7 +23,7 @@ ENV = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_D
 
 def record(train, trace):
     command = [sys.executable, "-m", "lossscale_compat", "record", "-o", trace, train]
-    subprocess.run(command, env=ENV, check=True, cwd=tempfile.gettempdir())
+    subprocess.run(command, env=ENV, check=True, cwd=os.path.dirname(train))  # `-m` puts the cwd on sys.path
     print("wrote", os.path.relpath(trace, ROOT))
 
 
