@@ -29,6 +29,7 @@ nox.options.sessions = [
     *(f"tests(stack='{name}')" for name in stacks.STACKS_BY_NAME if name not in stacks.NOT_YET_IN_CI),
     "codemod-libcst",
     "example",  # the README's first command, on CI's clean clone: it must train as TF 2.4.0 did and write the plot
+    "record-tf24",  # `record` and `compare` on TF 2.4.0 itself (Python 3.8): about 6 minutes, the install included
 ]
 ENV = {"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
 # Each stack's results, for the support table (`nox -s support-table`).
@@ -189,6 +190,7 @@ def bench(session: nox.Session, stack: str) -> None:
     session.run("python", "bench/behaviour_equivalence.py", env=env)
     session.run("python", "bench/legacy_startup.py", env=env)
     session.run("python", "bench/equivalent_limits.py", env=env)
+    session.run("python", "bench/record_overhead.py", env=env)
 
 
 def python_38() -> str:
@@ -218,7 +220,26 @@ TF24_RECORDERS = (
     "tests/recorders/record_tf24_graph_compile.py",
     "tests/recorders/record_tf24_layer_attributes.py",
     "tests/recorders/record_tf24_loss_scale_weights.py",
+    "tests/recorders/record_tf24_project_traces.py",
 )
+
+
+@nox.session(python=python_38(), name="record-tf24", venv_backend="venv")
+def record_tf24(session: nox.Session) -> None:
+    """`lossscale-compat record` and `compare` on the old stack: Python 3.8, TensorFlow 2.4.0 (CPU).
+
+    The package is installed as users get it, from a wheel (built here with nox's own Python: setuptools 77, which
+    the build needs, no longer runs on 3.8).
+    """
+    session.install("pip<24")
+    session.install("tensorflow-cpu==2.4.0", "protobuf==3.20.3", "pytest>=7", "matplotlib")
+    wheels = Path(session.create_tmp()) / "wheels"
+    session.run("uv", "build", "--wheel", "--out-dir", str(wheels), "--python", sys.executable, external=True)
+    session.install("--force-reinstall", "--no-deps", *map(str, sorted(wheels.glob("*.whl"))[-1:]))
+    session.install("packaging", "libcst>=1.1")
+    # TF 2.4.0's compiled modules warn on import (ImportWarning), which the suite's `error` filter would raise.
+    tests = ["tests/trace/test_record.py", "tests/trace/test_compare.py", "tests/trace/test_testing_api.py"]
+    session.run("python", "-m", "pytest", *tests, "-q", "-W", "ignore::ImportWarning", *session.posargs, env=ENV)
 
 
 @nox.session(python=python_38(), name="record-goldens", venv_backend="venv")

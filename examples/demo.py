@@ -112,36 +112,15 @@ def show(results):
 def plot(results, path):
     """Writes the trajectories as a PNG, skipped steps marked; returns the path, or None without matplotlib."""
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401
     except ImportError:
         return None
-    figure, axes = plt.subplots(1, len(PARTS), figsize=(11, 4.2))
-    # Three lines that should coincide: wide and pale, then narrower, then dotted on top, so all three stay visible.
-    styles = (dict(color="#c6c6c6", linewidth=8),
-              dict(color="#e6550d", linewidth=3, linestyle=(0, (4, 2))),
-              dict(color="#08306b", linewidth=1.2, linestyle=":", marker="o", markersize=3.5))
-    for axis, part in zip(axes, PARTS):
-        for (name, run), style in zip(results.items(), styles):
-            axis.plot(run[part]["loss_scale"], label=name, drawstyle="steps-post", **style)
-        skipped = results[RECORDED][part]["skipped"]
-        for name, run in results.items():  # a skip where TF 2.4.0 had none would show as a lone marker
-            marks = [s for s in run[part]["skipped"] if name == RECORDED or s not in skipped]
-            axis.plot(marks, [run[part]["loss_scale"][s] for s in marks], "v", color="#de2d26", markersize=9,
-                      label="skipped step" if name == RECORDED else None)
-        axis.set_yscale("log", base=2)
-        axis.set_title(f"{part.replace('_', ' ')}: loss scale after each step")
-        axis.set_xlabel("step")
-        axis.set_ylabel("loss scale")
-        axis.grid(True, alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
-    figure.suptitle("examples/project on today's TensorFlow, against TF 2.4.0: the three lines coincide")
-    figure.tight_layout(rect=(0, 0.08, 1, 1))
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    from lossscale_compat._plot import plot_loss_scales  # the drawing `lossscale-compat compare --plot` does too
+
+    runs = {name: {part.replace("_", " "): (run[part]["loss_scale"], run[part]["skipped"]) for part in PARTS}
+            for name, run in results.items()}  # TF 2.4.0's first: its skips are the ones marked
+    return plot_loss_scales(runs, path, "examples/project on today's TensorFlow, against TF 2.4.0: the three lines "
+                            "coincide")
 
 
 def main():

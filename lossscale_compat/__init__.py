@@ -100,14 +100,28 @@ __all__ = (
 def __getattr__(name: str) -> Any:
     if name not in _PUBLIC:
         raise AttributeError(f"module 'lossscale_compat' has no attribute {name!r}")
+    if sys.version_info < (3, 9):  # noqa: UP036 - pip installs the package on 3.8, for `record` beside TF 2.4
+        return _on_python_38(name)
     value = getattr(importlib.import_module(_PUBLIC[name]), name)
     globals()[name] = value
     return value
+
+
+def _on_python_38(name: str) -> Any:
+    """A name whose module works on Python 3.8 (few do), or an ImportError that says what runs there."""
+    try:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
+    except Exception as error:
+        raise ImportError(
+            f"lossscale_compat.{name} needs Python 3.9+ and TensorFlow 2.15+. On this Python (TF 2.4's) only "
+            "`lossscale-compat record` and `compare` run: record the TF 2.4 program here, then migrate it and "
+            "compare on today's stack (docs/equivalence.md)."
+        ) from error
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-if "tensorflow" in sys.modules:
+if "tensorflow" in sys.modules and sys.version_info >= (3, 9):
     importlib.import_module("lossscale_compat._optimizer")

@@ -15,7 +15,11 @@ COMMANDS = {
     "migrate": ("lossscale_compat.codemods.cli", "rewrite TF 2.4 loss-scaling call sites to the modern Keras API"),
     "run": ("lossscale_compat.legacy._run", "run a TF 2.4 program unmodified, with TF 2.4's names in place"),
     "equivalent": ("lossscale_compat._equivalent_cli", "check that two saved optimizers are configured alike"),
+    "record": ("lossscale_compat._trace", "run a program and trace every loss-scaled step it takes"),
+    "compare": ("lossscale_compat._compare", "compare two traces step by step; say where they part"),
 }
+# The commands that run on Python 3.8 with TensorFlow 2.4.0, the old stack a migration is proved against.
+OLD_STACK_COMMANDS = ("record", "compare")
 EXIT_USAGE = 2
 
 
@@ -39,6 +43,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = args[0]
     if command not in COMMANDS:
         print(f"lossscale-compat: unknown command {command!r}; use one of: {', '.join(COMMANDS)}", file=sys.stderr)
+        return EXIT_USAGE
+    if sys.version_info < (3, 9) and command not in OLD_STACK_COMMANDS:
+        print(
+            f"lossscale-compat {command} needs Python 3.9+ and TensorFlow 2.15+; on this Python (TF 2.4's) only "
+            "`record` and `compare` run: record here, then migrate and compare on today's stack",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     module = importlib.import_module(COMMANDS[command][0])
     return module.main(args if command == "migrate" else args[1:])

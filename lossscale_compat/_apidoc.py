@@ -35,6 +35,8 @@ DETAILS = {
     "behaviour_difference": "equivalence.md",
     "config_summary": "equivalence.md",
     "modern_equivalent": "equivalence.md",
+    "assert_same_training": "equivalence.md",
+    "record_training": "equivalence.md",
     "AnyLossScaleOptimizer": "migration.md",
     "Policy": "migration.md",
     "enable_mixed_precision_graph_rewrite": "migration.md",

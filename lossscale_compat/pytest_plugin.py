@@ -1,4 +1,4 @@
-"""The pytest plugin (entry point `pytest11`): the equivalence checks as fixtures, and key-by-key diffs.
+"""The pytest plugin (entry point `pytest11`): the equivalence checks and a training recorder as fixtures.
 
 `assert config_summary(old) == config_summary(new)` fails with one line per differing key. Importing this
 module imports neither TensorFlow nor the checks; a fixture loads them when a test asks for it.
@@ -46,6 +46,29 @@ def config_summary() -> Callable[..., ConfigSummary]:
     from lossscale_compat import testing
 
     return testing.config_summary
+
+
+@pytest.fixture
+def record_training(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
+    """Calls `fn(*args, **kwargs)`, tracing its loss-scaled steps into a fresh file; returns the trace's path.
+
+    `record_training(fn, *args, **kwargs)`; hold two traces to each other with `assert_same_training`.
+    """
+    from lossscale_compat import testing
+
+    def record(function: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+        path = tmp_path_factory.mktemp("trace") / "trace.jsonl"
+        return testing.record_training(path, function, *args, **kwargs)
+
+    return record
+
+
+@pytest.fixture
+def assert_same_training() -> Callable[..., None]:
+    """`lossscale_compat.testing.assert_same_training`: two recorded runs agree step by step."""
+    from lossscale_compat import testing
+
+    return testing.assert_same_training
 
 
 def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import runpy
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 
 USAGE = "usage: lossscale-compat run SCRIPT [ARGS...]  |  lossscale-compat run -m MODULE [ARGS...]"
@@ -34,6 +34,20 @@ def main(argv: Sequence[str]) -> int:
     from lossscale_compat.legacy import install
 
     install()
+    return run_as_main(target, as_module, program_args, "run")
+
+
+def run_as_main(
+    target: str,
+    as_module: bool,
+    program_args: Sequence[str],
+    command: str,
+    on_error: Callable[[BaseException], None] | None = None,
+) -> int:
+    """Runs a script or module as `__main__`, as `python` would; returns its exit code (tracebacks printed).
+
+    `on_error` is told of an exception that ended the program (not of `SystemExit`), before it is printed.
+    """
     sys.argv = [target if not as_module else sys.argv[0], *program_args]
     try:
         if as_module:
@@ -47,8 +61,10 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as stop:
         return _exit_code(stop.code)
     except ImportError as error:
+        if on_error is not None:
+            on_error(error)
         if _ours_only(error.__traceback__):  # no module to run was found, no user code ran: one line, as `python -m`
-            print(f"lossscale-compat run: {error}", file=sys.stderr)
+            print(f"lossscale-compat {command}: {error}", file=sys.stderr)
         else:
             _print_user_traceback(error)
         return 1
@@ -59,6 +75,8 @@ def main(argv: Sequence[str]) -> int:
             _print_user_traceback(error)
         return 1
     except BaseException as error:  # noqa: BLE001 - reported as Python would, from the user's frames
+        if on_error is not None:
+            on_error(error)
         _print_user_traceback(error)
         return 130 if isinstance(error, KeyboardInterrupt) else 1
     return 0
