@@ -45,15 +45,6 @@ def test_notebook_indent_is_kept():
     assert result.new == _notebook(cells, indent=2)
 
 
-def test_notebook_with_unreproducible_layout_is_skipped():
-    cells = [_code("import tensorflow as tf\np = tf.keras.mixed_precision.experimental.global_policy()")]
-    before = _notebook(cells).replace(b'"cells": [', b'"cells":  [')
-    result = migrate_notebook(before)
-    assert result.status == "skipped"
-    assert [f.code for f in result.findings] == [w.NOTEBOOK_LAYOUT]
-    assert result.new == before
-
-
 def test_notebook_warning_lines_count_within_the_cell():
     cells = [_code("import tensorflow as tf\n"), _code("x = 1\no = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(o, s)")]
     result = migrate_notebook(_notebook(cells))
