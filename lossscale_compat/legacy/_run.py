@@ -1,4 +1,5 @@
-"""`lossscale-compat run SCRIPT [ARGS...]` and `run -m MODULE [ARGS...]`: a TF 2.4 program, unmodified."""
+"""`lossscale-compat run SCRIPT [ARGS...]`, `run -m MODULE [ARGS...]` and `run NOTEBOOK.ipynb`: a TF 2.4 program,
+unmodified."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import sys
 from collections.abc import Sequence
 from types import TracebackType
 
-USAGE = "usage: lossscale-compat run SCRIPT [ARGS...]  |  lossscale-compat run -m MODULE [ARGS...]"
+USAGE = (
+    "usage: lossscale-compat run SCRIPT [ARGS...]  |  lossscale-compat run -m MODULE [ARGS...]  |  "
+    "lossscale-compat run NOTEBOOK.ipynb [ARGS...]"
+)
 EXIT_USAGE = 2
 
 
@@ -29,12 +33,11 @@ def main(argv: Sequence[str]) -> int:
         if not os.path.exists(target):
             print(f"lossscale-compat run: no such script: {target}", file=sys.stderr)
             return EXIT_USAGE
-    # Children started by the program (launchers, multi-worker jobs) inherit legacy mode too.
-    os.environ["LOSSSCALE_COMPAT_LEGACY"] = "1"
-    from lossscale_compat.legacy import install
+        if target.endswith(".ipynb"):
+            from lossscale_compat.legacy._notebook_run import run_notebook
 
-    install()
-    sys.argv = [target if not as_module else sys.argv[0], *program_args]
+            return run_notebook(target, program_args)
+    start_legacy_mode([target if not as_module else sys.argv[0], *program_args])
     try:
         if as_module:
             # As `python -m` does: the current directory first on the path, wherever the console script lives.
@@ -44,17 +47,29 @@ def main(argv: Sequence[str]) -> int:
             sys.path[0] = os.path.dirname(os.path.abspath(target))  # as `python SCRIPT` would
             runpy.run_path(target, run_name="__main__")
     except SystemExit as stop:
-        return _exit_code(stop.code)
+        return exit_code(stop.code)
     except ImportError as error:
         if _ours_only(error.__traceback__):  # no module to run was found, no user code ran: one line, as `python -m`
             print(f"lossscale-compat run: {error}", file=sys.stderr)
         else:
-            _print_user_traceback(error)
+            print_user_traceback(error)
         return 1
     except BaseException as error:  # noqa: BLE001 - reported as Python would, from the user's frames
-        _print_user_traceback(error)
+        print_user_traceback(error)
         return 130 if isinstance(error, KeyboardInterrupt) else 1
     return 0
+
+
+def start_legacy_mode(argv: list[str], directory: str | None = None) -> None:
+    """Turns legacy mode on for this process and its children, and sets `sys.argv` (and the path's first entry)."""
+    # Children started by the program (launchers, multi-worker jobs) inherit legacy mode too.
+    os.environ["LOSSSCALE_COMPAT_LEGACY"] = "1"
+    from lossscale_compat.legacy import install
+
+    install()
+    sys.argv = argv
+    if directory is not None:
+        sys.path[0] = directory
 
 
 def _ours(filename: str) -> bool:
@@ -75,7 +90,7 @@ def _ours_only(tb: TracebackType | None) -> bool:
     return True
 
 
-def _print_user_traceback(error: BaseException) -> None:
+def print_user_traceback(error: BaseException) -> None:
     """Prints the traceback as `python SCRIPT` would: without our frames and runpy's in front."""
     tb = error.__traceback__
     while tb is not None and tb.tb_next is not None and _ours(tb.tb_frame.f_code.co_filename):
@@ -83,7 +98,7 @@ def _print_user_traceback(error: BaseException) -> None:
     sys.excepthook(type(error), error.with_traceback(tb), tb)
 
 
-def _exit_code(code: object) -> int:
+def exit_code(code: object) -> int:
     if code is None:
         return 0
     if isinstance(code, int):
