@@ -7,7 +7,9 @@ import dataclasses
 import json
 import re
 
-from . import _engine
+from typing import Callable
+
+from . import _annotate, _engine
 from . import _warnings as w
 
 # A line IPython reads as a magic, a shell escape, help, or an assignment from one (`files = !ls`).
@@ -21,7 +23,7 @@ _MARK = "# lossscale-compat-cell-{}"
 _MARK_RE = re.compile(r"# lossscale-compat-cell-(\d+)$")
 _MAGIC_MARK = "# lossscale-compat-magic"
 _PREFIX_MARK = "  # lossscale-compat-magic-prefix-{}"
-_PREFIX_MARK_RE = re.compile(r"  # lossscale-compat-magic-prefix-(\d+)$")
+_PREFIX_MARK_RE = re.compile(r"  # lossscale-compat-magic-prefix-(\d+)")
 
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 """Cell magics whose body is Python that IPython runs in the notebook's namespace: migrated with the other cells."""
@@ -74,7 +76,7 @@ def _unmask(source: str, magics: list[str], prefixes: list[str]) -> str:
             continue
         marked = _PREFIX_MARK_RE.search(line)
         if marked:
-            line = line[: marked.start()]
+            line = line[: marked.start()] + line[marked.end() :]  # an annotation may follow the mark
             body = line.lstrip()
             line = line[: len(line) - len(body)] + prefixes[int(marked.group(1))] + body
         out.append(line)
@@ -95,15 +97,12 @@ def _cells(cells: list[dict], target: str) -> tuple[list[_Cell], list[_Cell], li
             if kind is None and _names_legacy(joined, target):
                 named.append(w.Finding(1, 0, w.NOTEBOOK_CELL_LEFT, index, ("it has no `cell_type`",)))
             continue
+        head = _script_head(joined)
+        joined = joined[len(head) :]
         stripped = joined.lstrip()
-        first = stripped.split("\n", 1)[0].rstrip()
-        head = ""
-        if stripped.startswith("%%"):
-            name = (first[2:].split() or [""])[0]
-            if _SCRIPT_CELL_MAGIC.match(first):
-                head = joined[: len(joined) - len(stripped)] + first + ("\n" if "\n" in stripped else "")
-                joined = joined[len(head) :]
-            elif name not in PYTHON_CELL_MAGICS:
+        if not head and stripped.startswith("%%"):
+            first = stripped.split("\n", 1)[0].rstrip()
+            if (first[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
                 if _names_legacy(joined, target):
                     detail = (f"its body is run by `{first}`, not as Python",)
                     named.append(w.Finding(1, 0, w.NOTEBOOK_CELL_LEFT, index, detail))
@@ -111,6 +110,15 @@ def _cells(cells: list[dict], target: str) -> tuple[list[_Cell], list[_Cell], li
         masked, magics, prefixes = _mask(joined)
         (alone if head else together).append(_Cell(index, masked, magics, prefixes, isinstance(source, list), head))
     return together, alone, named
+
+
+def _script_head(source: str) -> str:
+    """The cell magic line (with its newline) of a cell whose body is a Python program of its own, else ""."""
+    stripped = source.lstrip()
+    first = stripped.split("\n", 1)[0]
+    if not _SCRIPT_CELL_MAGIC.match(first.rstrip()):
+        return ""
+    return source[: len(source) - len(stripped)] + first + ("\n" if "\n" in stripped else "")
 
 
 def _names_legacy(source: str, target: str) -> bool:
@@ -453,3 +461,72 @@ def _splice(text: str, notebook: dict, new_sources: dict[int, str], as_list: dic
 def _standard_layout(notebook: dict) -> str:
     """The notebook as nbformat writes it: indent 1, keys sorted, non-ASCII as is, a final newline."""
     return json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def changed_cells(old: bytes, new: bytes) -> list[tuple[int, int, int]]:
+    """(cell index, first line, last line) of each change between two versions of a notebook, lines 1-based in the
+    old cell's source (a line added after line N is at N+1, with last = first - 1)."""
+    from . import _linediff
+
+    def sources(data: bytes) -> list[list[str]]:
+        cells = json.loads(data.decode("utf-8"))["cells"]
+        return [_source(cell).splitlines(keepends=True) for cell in cells]
+
+    old_cells, new_cells = sources(old), sources(new)
+    changes = []
+    for index, (before, after) in enumerate(zip(old_cells, new_cells)):
+        if before == after:
+            continue
+        for tag, i1, i2, _, _ in _linediff.opcodes(before, after) or [("replace", 0, len(before), 0, 0)]:
+            if tag != "equal":
+                changes.append((index, i1 + 1, i2))
+    return changes
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def annotate_notebook(data: bytes, findings: list[w.Finding]) -> bytes:
+    """Returns the notebook with a comment in its cell for each LSC1xx finding not annotated yet."""
+    by_cell: dict[int, list[w.Finding]] = {}
+    for finding in findings:
+        if finding.cell is not None:
+            by_cell.setdefault(finding.cell, []).append(finding)
+    return _edit_cells(data, by_cell, lambda body, found: _annotate.annotate(body, found))
+
+
+def strip_notebook(data: bytes) -> bytes:
+    """Returns the notebook without `# lossscale-compat:` annotations in its code cells."""
+    try:
+        cells = json.loads(data.decode("utf-8"))["cells"]
+        marked = {index: [] for index, cell in enumerate(cells) if "lossscale-compat:" in _source(cell)}
+    except (UnicodeDecodeError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
+        return data
+    return _edit_cells(data, marked, lambda body, _: _annotate.strip(body))
+
+
+def _edit_cells(data: bytes, by_cell: dict[int, list[w.Finding]], edit: Callable[[bytes, list], bytes]) -> bytes:
+    """The notebook with `edit(masked body, the cell's findings in its body's lines)` applied to each cell named."""
+    if not by_cell:
+        return data
+    text = data.decode("utf-8")
+    notebook = json.loads(text)
+    sources, as_list = {}, {}
+    for index, found in by_cell.items():
+        cell = notebook["cells"][index]
+        if cell.get("cell_type") != "code":
+            continue
+        source = _source(cell)
+        head = _script_head(source)
+        masked, magics, prefixes = _mask(source[len(head) :])
+        below = 1 if head else 0
+        found = [dataclasses.replace(f, line=f.line - below, cell=None) for f in found if f.line > below]
+        edited = head + _unmask(edit(masked.encode("utf-8"), found).decode("utf-8"), magics, prefixes)
+        if edited != source:
+            sources[index], as_list[index] = edited, isinstance(cell.get("source"), list)
+            cell["source"] = edited.splitlines(keepends=True) if as_list[index] else edited
+    if not sources:
+        return data
+    return (_splice(text, notebook, sources, as_list) or _standard_layout(notebook)).encode("utf-8")
