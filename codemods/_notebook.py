@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-
 from typing import Callable
 
 from . import _annotate, _engine
