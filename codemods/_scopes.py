@@ -48,7 +48,7 @@ class Access:
 class Binding:
     """A name bound in a scope by `node` (a Name, Param, FunctionDef, ClassDef, Import or ImportFrom)."""
 
-    __slots__ = ("_index", "_references", "name", "node", "scope")
+    __slots__ = ("_index", "_own_names", "_references", "name", "node", "scope")
 
     def __init__(self, name: str, scope: Scope, node: cst.CSTNode | None, index: int) -> None:
         self.name = name
@@ -56,6 +56,13 @@ class Binding:
         self.node = node
         self._index = index
         self._references: dict[Access, None] = {}
+        self._own_names: frozenset[QualifiedName] | None = None
+
+    def own_qualified_names(self) -> frozenset[QualifiedName]:
+        """`qualified_names(self.name)`, worked out once: a use may see many bindings of its name."""
+        if self._own_names is None:
+            self._own_names = frozenset(self.qualified_names(self.name))
+        return self._own_names
 
     @property
     def references(self) -> Collection[Access]:
@@ -123,15 +130,22 @@ class ImportBinding(Binding):
         return out
 
 
-def _is_binding_node(node: cst.CSTNode, bound_by: cst.CSTNode | None) -> bool:
-    """Whether `node` is the binding made by `bound_by`, or an imported name in the import `bound_by`."""
-    if node is bound_by:
-        return True
-    if isinstance(bound_by, (cst.Import, cst.ImportFrom)) and not isinstance(bound_by.names, cst.ImportStar):
-        return any(
-            alias.name is node or (alias.asname is not None and alias.asname.name is node) for alias in bound_by.names
-        )
-    return False
+def _binding_nodes(bindings: Collection[Binding]) -> dict[int, Binding]:
+    """id of a node -> the first of `bindings` it makes: the binding's own node, or a name in its import."""
+    nodes: dict[int, Binding] = {}
+    for binding in bindings:
+        bound_by = binding.node
+        if isinstance(binding, BuiltinBinding) or bound_by is None:
+            continue
+        made = [bound_by]
+        if isinstance(bound_by, (cst.Import, cst.ImportFrom)) and not isinstance(bound_by.names, cst.ImportStar):
+            for alias in bound_by.names:
+                made.append(alias.name)
+                if alias.asname is not None:
+                    made.append(alias.asname.name)
+        for made_node in made:
+            nodes.setdefault(id(made_node), binding)
+    return nodes
 
 
 class _Lookup(Generic[_T]):
@@ -160,6 +174,12 @@ class Scope:
         self._redirects: dict[str, Scope] = {}
         self._uses_by_name: dict[str, list[Access]] = {}
         self._uses_by_node: dict[cst.CSTNode, list[Access]] = {}
+        # For the bindings of one name made here (a dict in `_bindings`), keyed by its id and size: the nodes that
+        # make each binding, and the qualified names of a dotted name under all of them. A name bound again and
+        # again (`import tensorflow as tf` in each notebook cell) is then looked up in constant time, not in time
+        # proportional to its bindings.
+        self._binding_nodes: dict[tuple[int, int], dict[int, Binding]] = {}
+        self._all_qualified: dict[tuple[int, int, str], set[QualifiedName]] = {}
         self.name_prefix = self._prefix()
 
     def _prefix(self) -> str:
@@ -232,9 +252,7 @@ class Scope:
                 self.tracker.infer(full.partition(".")[0])
             uses = self._uses_by_node.get(node)
             if uses:
-                return {
-                    name for use in uses for binding in use.referents for name in binding.qualified_names(binding.name)
-                }
+                return {name for use in uses for binding in use.referents for name in binding.own_qualified_names()}
         return self._qualified_by_prefix(node)
 
     def _qualified_by_prefix(self, node: cst.CSTNode) -> set[QualifiedName]:
@@ -249,10 +267,22 @@ class Scope:
                 break
             dot = prefix.rfind(".")
             prefix = prefix[:dot] if dot >= 0 else None
-        for binding in bindings:
-            if not isinstance(binding, BuiltinBinding) and _is_binding_node(node, binding.node):
-                return binding.qualified_names(full)
-        return {name for binding in bindings for name in binding.qualified_names(full)}
+        if not bindings:
+            return set()
+        owner = next(iter(bindings)).scope
+        key = (id(bindings), len(bindings))
+        nodes = owner._binding_nodes.get(key)
+        if nodes is None:
+            nodes = owner._binding_nodes[key] = _binding_nodes(bindings)
+        binding = nodes.get(id(node))
+        if binding is not None:
+            return binding.qualified_names(full)
+        names = owner._all_qualified.get((*key, full))
+        if names is None:
+            names = owner._all_qualified[(*key, full)] = {
+                name for binding in bindings for name in binding.qualified_names(full)
+            }
+        return set(names)
 
 
 class _BuiltinScope(Scope):
@@ -361,6 +391,8 @@ class _Tracker:
             scope._bindings.clear()
             scope._uses_by_name.clear()
             scope._uses_by_node.clear()
+            scope._binding_nodes.clear()
+            scope._all_qualified.clear()
             scope._redirects.clear()
         self.scopes.clear()
         self.scope_of.clear()
