@@ -500,7 +500,9 @@ def strip_notebook(data: bytes) -> bytes:
     """Returns the notebook without `# lossscale-compat:` annotations in its code cells."""
     try:
         cells = json.loads(data.decode("utf-8"))["cells"]
-        marked = {index: [] for index, cell in enumerate(cells) if "lossscale-compat:" in _source(cell)}
+        marked: dict[int, list[w.Finding]] = {
+            index: [] for index, cell in enumerate(cells) if "lossscale-compat:" in _source(cell)
+        }
     except (UnicodeDecodeError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
         return data
     return _edit_cells(data, marked, lambda body, _: _annotate.strip(body))

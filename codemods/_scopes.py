@@ -277,9 +277,10 @@ class Scope:
         binding = nodes.get(id(node))
         if binding is not None:
             return binding.qualified_names(full)
-        names = owner._all_qualified.get((*key, full))
+        names_key = (key[0], key[1], full)
+        names = owner._all_qualified.get(names_key)
         if names is None:
-            names = owner._all_qualified[(*key, full)] = {
+            names = owner._all_qualified[names_key] = {
                 name for binding in bindings for name in binding.qualified_names(full)
             }
         return set(names)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -21,8 +22,8 @@ def _refuse(message: str) -> int:
 
 def code_cells(path: str) -> list[tuple[int, str]] | str:
     """(index in `cells`, source) of each code cell of the notebook at `path`, or why it cannot be run."""
-    from lossscale_compat.codemods._notebook import _malformed
-
+    # The codemod's own check of a notebook's shape (the codemod package installs beside this one).
+    malformed = importlib.import_module("lossscale_compat.codemods._notebook")._malformed
     try:
         with open(path, "rb") as handle:
             notebook = json.loads(handle.read().decode("utf-8"))
@@ -30,7 +31,7 @@ def code_cells(path: str) -> list[tuple[int, str]] | str:
         return f"cannot read {path}: {error.strerror}"
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         return f"{path} is not a notebook's JSON ({error}). Instead, run it as a script, or save it from Jupyter"
-    problem = _malformed(notebook)
+    problem = malformed(notebook)
     if problem:
         return f"{path} is not a notebook nbformat 4 reads: {problem}. Instead, open and save it in Jupyter"
     cells = []
