@@ -26,6 +26,7 @@ import libcst as cst
 from libcst.metadata import QualifiedName, QualifiedNameSource
 
 from ._fields import holds_no_name, named_children
+from ._scope_lookup import qualified_under
 from ._values import full_name, named_prefixes
 
 _T = TypeVar("_T")
@@ -130,24 +131,6 @@ class ImportBinding(Binding):
         return out
 
 
-def _binding_nodes(bindings: Collection[Binding]) -> dict[int, Binding]:
-    """id of a node -> the first of `bindings` it makes: the binding's own node, or a name in its import."""
-    nodes: dict[int, Binding] = {}
-    for binding in bindings:
-        bound_by = binding.node
-        if isinstance(binding, BuiltinBinding) or bound_by is None:
-            continue
-        made = [bound_by]
-        if isinstance(bound_by, (cst.Import, cst.ImportFrom)) and not isinstance(bound_by.names, cst.ImportStar):
-            for alias in bound_by.names:
-                made.append(alias.name)
-                if alias.asname is not None:
-                    made.append(alias.asname.name)
-        for made_node in made:
-            nodes.setdefault(id(made_node), binding)
-    return nodes
-
-
 class _Lookup(Generic[_T]):
     """Indexed by a name, or by a Name or Attribute node standing for its dotted name."""
 
@@ -174,12 +157,7 @@ class Scope:
         self._redirects: dict[str, Scope] = {}
         self._uses_by_name: dict[str, list[Access]] = {}
         self._uses_by_node: dict[cst.CSTNode, list[Access]] = {}
-        # For the bindings of one name made here (a dict in `_bindings`), keyed by its id and size: the nodes that
-        # make each binding, and the qualified names of a dotted name under all of them. A name bound again and
-        # again (`import tensorflow as tf` in each notebook cell) is then looked up in constant time, not in time
-        # proportional to its bindings.
-        self._binding_nodes: dict[tuple[int, int], dict[int, Binding]] = {}
-        self._all_qualified: dict[tuple[int, int, str], set[QualifiedName]] = {}
+        self._lookups: dict[tuple[Any, ...], Any] = {}  # _scope_lookup's, for the bindings made here
         self.name_prefix = self._prefix()
 
     def _prefix(self) -> str:
@@ -269,21 +247,7 @@ class Scope:
             prefix = prefix[:dot] if dot >= 0 else None
         if not bindings:
             return set()
-        owner = next(iter(bindings)).scope
-        key = (id(bindings), len(bindings))
-        nodes = owner._binding_nodes.get(key)
-        if nodes is None:
-            nodes = owner._binding_nodes[key] = _binding_nodes(bindings)
-        binding = nodes.get(id(node))
-        if binding is not None:
-            return binding.qualified_names(full)
-        names_key = (key[0], key[1], full)
-        names = owner._all_qualified.get(names_key)
-        if names is None:
-            names = owner._all_qualified[names_key] = {
-                name for binding in bindings for name in binding.qualified_names(full)
-            }
-        return set(names)
+        return qualified_under(next(iter(bindings)).scope._lookups, bindings, node, full)
 
 
 class _BuiltinScope(Scope):
@@ -392,8 +356,7 @@ class _Tracker:
             scope._bindings.clear()
             scope._uses_by_name.clear()
             scope._uses_by_node.clear()
-            scope._binding_nodes.clear()
-            scope._all_qualified.clear()
+            scope._lookups.clear()
             scope._redirects.clear()
         self.scopes.clear()
         self.scope_of.clear()
