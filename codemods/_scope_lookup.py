@@ -8,17 +8,12 @@ indexed once, and the qualified names of each dotted name under all of them are 
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import libcst as cst
 
-if TYPE_CHECKING:
-    from ._scopes import Binding
 
-
-def qualified_under(
-    cache: dict[tuple[Any, ...], Any], bindings: Collection[Binding], node: cst.CSTNode, full: str
-) -> set:
+def qualified_under(cache: dict[tuple[Any, ...], Any], bindings: Collection[Any], node: cst.CSTNode, full: str) -> set:
     """The qualified names `full` may stand for under `bindings`; only the binding's own when `node` makes one."""
     key = (id(bindings), len(bindings))
     if key not in cache:
@@ -32,9 +27,9 @@ def qualified_under(
     return set(cache[names_key])
 
 
-def _binding_nodes(bindings: Collection[Binding]) -> dict[int, Binding]:
-    """id of a node -> the first of `bindings` it makes: the binding's own node, or a name in its import."""
-    nodes: dict[int, Binding] = {}
+def _binding_nodes(bindings: Collection[Any]) -> dict[int, Any]:
+    """id of a node -> the first of `bindings` (_scopes' Bindings) it makes: its own node, or an imported name."""
+    nodes: dict[int, Any] = {}
     for binding in bindings:
         bound_by = binding.node
         if bound_by is None:  # a builtin
