@@ -218,6 +218,7 @@ TF24_RECORDERS = (
     "tests/recorders/record_tf24_serialization.py",
     "tests/recorders/record_tf24_graph.py",
     "tests/recorders/record_tf24_graph_compile.py",
+    "tests/recorders/record_tf24_notebook.py",
     "tests/recorders/record_tf24_layer_attributes.py",
     "tests/recorders/record_tf24_loss_scale_weights.py",
     "tests/recorders/record_tf24_project_traces.py",

@@ -26,6 +26,7 @@ import libcst as cst
 from libcst.metadata import QualifiedName, QualifiedNameSource
 
 from ._fields import holds_no_name, named_children
+from ._scope_lookup import qualified_under
 from ._values import full_name, named_prefixes
 
 _T = TypeVar("_T")
@@ -48,7 +49,7 @@ class Access:
 class Binding:
     """A name bound in a scope by `node` (a Name, Param, FunctionDef, ClassDef, Import or ImportFrom)."""
 
-    __slots__ = ("_index", "_references", "name", "node", "scope")
+    __slots__ = ("_index", "_own_names", "_references", "name", "node", "scope")
 
     def __init__(self, name: str, scope: Scope, node: cst.CSTNode | None, index: int) -> None:
         self.name = name
@@ -56,6 +57,13 @@ class Binding:
         self.node = node
         self._index = index
         self._references: dict[Access, None] = {}
+        self._own_names: frozenset[QualifiedName] | None = None
+
+    def own_qualified_names(self) -> frozenset[QualifiedName]:
+        """`qualified_names(self.name)`, worked out once: a use may see many bindings of its name."""
+        if self._own_names is None:
+            self._own_names = frozenset(self.qualified_names(self.name))
+        return self._own_names
 
     @property
     def references(self) -> Collection[Access]:
@@ -123,17 +131,6 @@ class ImportBinding(Binding):
         return out
 
 
-def _is_binding_node(node: cst.CSTNode, bound_by: cst.CSTNode | None) -> bool:
-    """Whether `node` is the binding made by `bound_by`, or an imported name in the import `bound_by`."""
-    if node is bound_by:
-        return True
-    if isinstance(bound_by, (cst.Import, cst.ImportFrom)) and not isinstance(bound_by.names, cst.ImportStar):
-        return any(
-            alias.name is node or (alias.asname is not None and alias.asname.name is node) for alias in bound_by.names
-        )
-    return False
-
-
 class _Lookup(Generic[_T]):
     """Indexed by a name, or by a Name or Attribute node standing for its dotted name."""
 
@@ -160,6 +157,7 @@ class Scope:
         self._redirects: dict[str, Scope] = {}
         self._uses_by_name: dict[str, list[Access]] = {}
         self._uses_by_node: dict[cst.CSTNode, list[Access]] = {}
+        self._lookups: dict[tuple[Any, ...], Any] = {}  # _scope_lookup's, for the bindings made here
         self.name_prefix = self._prefix()
 
     def _prefix(self) -> str:
@@ -232,9 +230,7 @@ class Scope:
                 self.tracker.infer(full.partition(".")[0])
             uses = self._uses_by_node.get(node)
             if uses:
-                return {
-                    name for use in uses for binding in use.referents for name in binding.qualified_names(binding.name)
-                }
+                return {name for use in uses for binding in use.referents for name in binding.own_qualified_names()}
         return self._qualified_by_prefix(node)
 
     def _qualified_by_prefix(self, node: cst.CSTNode) -> set[QualifiedName]:
@@ -249,10 +245,9 @@ class Scope:
                 break
             dot = prefix.rfind(".")
             prefix = prefix[:dot] if dot >= 0 else None
-        for binding in bindings:
-            if not isinstance(binding, BuiltinBinding) and _is_binding_node(node, binding.node):
-                return binding.qualified_names(full)
-        return {name for binding in bindings for name in binding.qualified_names(full)}
+        if not bindings:
+            return set()
+        return qualified_under(next(iter(bindings)).scope._lookups, bindings, node, full)
 
 
 class _BuiltinScope(Scope):
@@ -361,6 +356,7 @@ class _Tracker:
             scope._bindings.clear()
             scope._uses_by_name.clear()
             scope._uses_by_node.clear()
+            scope._lookups.clear()
             scope._redirects.clear()
         self.scopes.clear()
         self.scope_of.clear()

@@ -69,6 +69,7 @@ CONFIG_COMPARED_UNTRACED = "LSC152"
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
 NOTEBOOK_CELL = "LSC203"
+NOTEBOOK_CELL_LEFT = "LSC204"
 
 MESSAGES = {
     AMBIGUOUS_NAME: (
@@ -380,12 +381,16 @@ MESSAGES = {
         "in, so the file was skipped. Instead, migrate it by hand."
     ),
     NOTEBOOK_LAYOUT: (
-        "This notebook's JSON layout cannot be reproduced byte for byte, so it was skipped. "
-        "Instead, save it with Jupyter (indent 1) or migrate it by hand."
+        "This notebook's JSON layout could not be kept around the changed cells, so the notebook was written in "
+        "nbformat's standard layout (indent 1, keys sorted), as Jupyter saves it. Review the diff of the whole file."
     ),
     NOTEBOOK_CELL: (
         "A code cell could not be parsed (after masking magics), so it was left as it is and the other cells were "
         "migrated (with no cell named, the whole notebook was left). Instead, fix the cell or migrate it by hand."
+    ),
+    NOTEBOOK_CELL_LEFT: (
+        "This cell names a TF 2.4 loss-scaling API but was left as it is: {}. "
+        "Instead, migrate it by hand, or make it a code cell and run again."
     ),
 }
 
@@ -441,8 +446,9 @@ SHORT = {
     DEVICE_CHECK_DROPPED: "private device check import removed; nothing else changes",
     CONFIG_COMPARED_UNTRACED: "get_config() of untraced objects compared; use assert_config_equivalent",
     NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
-    NOTEBOOK_LAYOUT: "notebook layout not reproducible; save with Jupyter or migrate by hand",
+    NOTEBOOK_LAYOUT: "layout not kept; notebook rewritten in Jupyter's layout: review the diff",
     NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",
+    NOTEBOOK_CELL_LEFT: "cell names the TF 2.4 API but is not code; migrate it by hand",
 }
 
 

@@ -292,9 +292,12 @@ def _migrate_paths(
 
 def _annotate_results(results: Sequence[_Result]) -> None:
     """Adds each Python file's warnings to it as comments; a file that gains one becomes `changed`."""
+    from ._notebook import annotate_notebook
+
     for result in results:
-        if result.status in ("changed", "unchanged") and not result.notebook:
-            result.new = _annotate.annotate(result.new, [new for _, new in result.findings])
+        if result.status in ("changed", "unchanged"):
+            annotate = annotate_notebook if result.notebook else _annotate.annotate
+            result.new = annotate(result.new, [new for _, new in result.findings])
             result.status = "changed" if result.new != result.old else result.status
 
 
@@ -308,8 +311,10 @@ def _stripped_paths(
     for shown, result in order:
         if result is None:
             result = _Result(shown, "unchanged", read[shown], read[shown])
-        if result.status == "unchanged" and not result.notebook:
-            result.new = _annotate.strip(result.old)
+        if result.status == "unchanged":
+            from ._notebook import strip_notebook
+
+            result.new = (strip_notebook if result.notebook else _annotate.strip)(result.old)
             result.status = "changed" if result.new != result.old else "unchanged"
         results.append(result)
     return results
@@ -553,6 +558,8 @@ def _print(
                 stdout.write(_diff(r))
             elif mode == "check":
                 stdout.write(f"{done.pending}: {_output.name(r.path)}\n")
+                if r.notebook:
+                    stdout.write(_cell_changes(r))
         for warning in r.warnings(after and r.status == "changed"):
             stderr.write(_warning_line(r.path, warning, out_format, verbose))
         if r.error is not None:
@@ -573,6 +580,18 @@ def _print(
             f"lossscale-compat: `lossscale-compat migrate --explain {_first_code(results)}` explains a code; "
             "--verbose prints every warning in full.\n"
         )
+
+
+def _cell_changes(result: _Result) -> str:
+    """One line per change in a notebook's cells: which cell, which of its lines."""
+    from ._notebook import changed_cells
+
+    lines = []
+    for cell, first, last in changed_cells(result.old, result.new):
+        where = f"line {first}" if last <= first else f"lines {first}-{last}"
+        what = f"lines added after line {first - 1}" if last < first else f"{where} changed"
+        lines.append(f"  {_output.name(result.path)}[cell {cell}]: {what}\n")
+    return "".join(lines)
 
 
 def _first_code(results: Sequence[_Result]) -> str:

@@ -119,6 +119,20 @@ def _on_python_38(name: str) -> Any:
         ) from error
 
 
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext lossscale_compat` in Jupyter, Colab or IPython: turns legacy mode on in this kernel."""
+    from lossscale_compat.legacy import install
+
+    install()
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """`%unload_ext lossscale_compat`: turns legacy mode off again."""
+    from lossscale_compat.legacy import uninstall
+
+    uninstall()
+
+
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 

@@ -39,7 +39,7 @@ CODEMOD_LAYERS = {
         "rules.tf1",
         "rules.tf24_calls",
     },
-    "facts": {"_scan", "_tf1", "_scopes", "_facts"},
+    "facts": {"_scan", "_tf1", "_scopes", "_scope_lookup", "_facts"},
     "helpers": {
         "_edits",
         "_prefilter",

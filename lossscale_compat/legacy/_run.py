@@ -1,4 +1,5 @@
-"""`lossscale-compat run SCRIPT [ARGS...]` and `run -m MODULE [ARGS...]`: a TF 2.4 program, unmodified."""
+"""`lossscale-compat run SCRIPT [ARGS...]`, `run -m MODULE [ARGS...]` and `run NOTEBOOK.ipynb`: a TF 2.4 program,
+unmodified."""
 
 from __future__ import annotations
 
@@ -6,9 +7,13 @@ import os
 import runpy
 import sys
 from collections.abc import Callable, Sequence
-from types import TracebackType
 
-USAGE = "usage: lossscale-compat run SCRIPT [ARGS...]  |  lossscale-compat run -m MODULE [ARGS...]"
+from lossscale_compat.legacy._program import exit_code, ours_only, print_user_traceback, start_legacy_mode
+
+USAGE = (
+    "usage: lossscale-compat run SCRIPT [ARGS...]  |  lossscale-compat run -m MODULE [ARGS...]  |  "
+    "lossscale-compat run NOTEBOOK.ipynb [ARGS...]"
+)
 EXIT_USAGE = 2
 
 
@@ -29,11 +34,11 @@ def main(argv: Sequence[str]) -> int:
         if not os.path.exists(target):
             print(f"lossscale-compat run: no such script: {target}", file=sys.stderr)
             return EXIT_USAGE
-    # Children started by the program (launchers, multi-worker jobs) inherit legacy mode too.
-    os.environ["LOSSSCALE_COMPAT_LEGACY"] = "1"
-    from lossscale_compat.legacy import install
+        if target.endswith(".ipynb"):
+            from lossscale_compat.legacy._notebook_run import run_notebook
 
-    install()
+            return run_notebook(target, program_args)
+    start_legacy_mode([target if not as_module else sys.argv[0], *program_args])
     return run_as_main(target, as_module, program_args, "run")
 
 
@@ -59,59 +64,24 @@ def run_as_main(
             sys.path[0] = os.path.dirname(path)
             runpy.run_path(path, run_name="__main__")
     except SystemExit as stop:
-        return _exit_code(stop.code)
+        return exit_code(stop.code)
     except ImportError as error:
         if on_error is not None:
             on_error(error)
-        if _ours_only(error.__traceback__):  # no module to run was found, no user code ran: one line, as `python -m`
+        if ours_only(error.__traceback__):  # no module to run was found, no user code ran: one line, as `python -m`
             print(f"lossscale-compat {command}: {error}", file=sys.stderr)
         else:
-            _print_user_traceback(error)
+            print_user_traceback(error)
         return 1
     except SyntaxError as error:
-        if _ours_only(error.__traceback__):  # the script itself does not compile: no frame, as `python SCRIPT` shows
+        if ours_only(error.__traceback__):  # the script itself does not compile: no frame, as `python SCRIPT` shows
             sys.excepthook(type(error), error.with_traceback(None), None)
         else:
-            _print_user_traceback(error)
+            print_user_traceback(error)
         return 1
     except BaseException as error:  # noqa: BLE001 - reported as Python would, from the user's frames
         if on_error is not None:
             on_error(error)
-        _print_user_traceback(error)
+        print_user_traceback(error)
         return 130 if isinstance(error, KeyboardInterrupt) else 1
     return 0
-
-
-def _ours(filename: str) -> bool:
-    """Whether a frame's file is ours, runpy's or importlib's: not the user's."""
-    if filename.startswith("<"):
-        return filename == "<frozen runpy>" or filename.startswith("<frozen importlib")
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.abspath(filename)
-    return path == os.path.abspath(runpy.__file__) or path.startswith(package + os.sep)
-
-
-def _ours_only(tb: TracebackType | None) -> bool:
-    """Whether no frame of the traceback is the user's (so no user code ran)."""
-    while tb is not None:
-        if not _ours(tb.tb_frame.f_code.co_filename):
-            return False
-        tb = tb.tb_next
-    return True
-
-
-def _print_user_traceback(error: BaseException) -> None:
-    """Prints the traceback as `python SCRIPT` would: without our frames and runpy's in front."""
-    tb = error.__traceback__
-    while tb is not None and tb.tb_next is not None and _ours(tb.tb_frame.f_code.co_filename):
-        tb = tb.tb_next
-    sys.excepthook(type(error), error.with_traceback(tb), tb)
-
-
-def _exit_code(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1

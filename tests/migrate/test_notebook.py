@@ -45,15 +45,6 @@ def test_notebook_indent_is_kept():
     assert result.new == _notebook(cells, indent=2)
 
 
-def test_notebook_with_unreproducible_layout_is_skipped():
-    cells = [_code("import tensorflow as tf\np = tf.keras.mixed_precision.experimental.global_policy()")]
-    before = _notebook(cells).replace(b'"cells": [', b'"cells":  [')
-    result = migrate_notebook(before)
-    assert result.status == "skipped"
-    assert [f.code for f in result.findings] == [w.NOTEBOOK_LAYOUT]
-    assert result.new == before
-
-
 def test_notebook_warning_lines_count_within_the_cell():
     cells = [_code("import tensorflow as tf\n"), _code("x = 1\no = tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(o, s)")]
     result = migrate_notebook(_notebook(cells))
@@ -125,3 +116,21 @@ def test_notebook_cell_whose_first_line_is_removed_keeps_its_place():
     assert result.status == "changed"
     cells[1]["source"] = "x = 1"
     assert result.new == _notebook(cells)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("import_cell, use_cell", [
+    ("import tensorflow.keras.mixed_precision.experimental as mpx\n", "y = mpx.foo_bar\n"),
+    ("from tensorflow.python.keras.mixed_precision.experimental import loss_scale_optimizer as lso\n", "y = lso.foo_bar\n"),
+    ("from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer\n", "class A(LossScaleOptimizer): pass\n"),
+    ("from tensorflow.keras.mixed_precision import experimental as mpx\n", "y = getattr(mpx, name)\n"),
+    ("from tensorflow.keras.mixed_precision import experimental as mp\n", "p = mp.Policy('mixed_float16')\nx = mp.foo_bar(1)\n"),
+])
+def test_an_import_kept_for_uses_left_alone_is_warned_in_its_own_cell(import_cell, use_cell):
+    """Should name the import's cell, the one that fails first when the notebook runs top to bottom."""
+    result = migrate_notebook(_notebook([_code(import_cell), _markdown("text"), _code(use_cell)]))
+    assert (0, 1, w.IMPORT_KEPT) in [(f.cell, f.line, f.code) for f in result.findings]
+    after = result.new_findings if result.new_findings is not None else result.findings
+    assert (0, 1, w.IMPORT_KEPT) in [(f.cell, f.line, f.code) for f in after]
