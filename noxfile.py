@@ -193,6 +193,14 @@ def bench(session: nox.Session, stack: str) -> None:
     session.run("python", "bench/record_overhead.py", env=env)
 
 
+@nox.session(name="bench-xla", python="3.11", venv_backend=VENV_BACKEND)
+@nox.parametrize("stack", [stack.name for stack in stacks.STACKS if not stack.keras_2 and not stack.gpu_build])
+def bench_xla(session: nox.Session, stack: str) -> None:
+    """Prints each form of ours against Keras 3's own class under XLA on one Keras 3 stack (`-- --repeats N`)."""
+    env = install_stack(session, stack)
+    session.run("python", "bench/optimizer_overhead.py", "--xla", *session.posargs, env=env)
+
+
 def python_38() -> str:
     """Python 3.8 for TF 2.4.0: pyenv's if it has one (its shim only works when 3.8 is active), else PATH's."""
     pyenv = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8*/bin/python3.8")))

@@ -10,9 +10,16 @@ only) the inner optimizers are TF 2.4's `OptimizerV2` (`tf.keras.optimizers.lega
 Then, for each form of ours (dynamic and fixed, in TF 2.4's loop and, on Keras 3, in Keras 3's loop), the time ratio
 in tf.function beside the ops, conditionals and loops of one traced step, nested function bodies included
 (lossscale_compat/_step_audit.py): on a GPU each conditional or loop is a host sync per step.
+
+`--xla` (nox session `bench-xla`, one per Keras 3 stack) times only XLA-compiled steps (`jit_compile=True`), each
+form of ours against the stack's own class in its own loop, on 120 and 480 small variables and the 2x512 MLP in
+mixed float16: per form the median ratio and the spread of the paired runs, beside the traced step's
+ops/conditionals/loops and the fusions of its optimized HLO. `--repeats N` sets the interleaved repeats.
 """
 
+import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -41,10 +48,10 @@ def mlp():
     ]
 
 
-def small_variables():
+def small_variables(layers=60):
     return (
         [tf.keras.layers.Input((16,))]
-        + [tf.keras.layers.Dense(16, activation="tanh") for _ in range(59)]
+        + [tf.keras.layers.Dense(16, activation="tanh") for _ in range(layers - 1)]
         + [tf.keras.layers.Dense(1)]
     )
 
@@ -168,7 +175,71 @@ def forms(model_name, layers, width):
         )
 
 
+def mixed_float16_mlp():
+    """The 2x512 MLP with its layers in mixed_float16 (the output layer in float32, as Keras advises)."""
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        return [*mlp()[:-1], tf.keras.layers.Dense(1, dtype="float32")]
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+
+
+XLA_MODELS = {
+    "120 small variables": (small_variables, 16),
+    "480 small variables": (lambda: small_variables(240), 16),
+    "2x512 MLP, mixed_float16": (mixed_float16_mlp, 256),
+}
+
+
+def fusions(step, x, y):
+    """The fusions in the optimized HLO of an XLA-compiled step."""
+    hlo = step.experimental_get_compiler_ir(x, y)(stage="optimized_hlo")
+    return len(re.findall(r"= \S+ fusion\(", hlo))
+
+
+def xla(repeats):
+    """Each form of ours against the stack's own class, both under XLA: median ratio, paired spread, counts."""
+    if not KERAS3:
+        sys.exit("--xla compares with Keras 3's own LossScaleOptimizer: run it on a Keras 3 stack (nox -s bench-xla)")
+    for model_name, (layers, width) in XLA_MODELS.items():
+        x = tf.random.stateless_normal((256, width), seed=(1, 2))
+        y = tf.random.stateless_normal((256, 1), seed=(3, 4))
+        runs = {}
+        for form, (make, keras3_loop) in {"native": (None, None), **FORMS}.items():
+            model = make_model(layers)
+            inner = tf.keras.optimizers.SGD(0.01, momentum=0.9)
+            optimizer = tf.keras.mixed_precision.LossScaleOptimizer(inner) if make is None else make(inner)
+            runs[form] = tf.function(make_step(model, optimizer, make is None, keras3_loop), jit_compile=True)
+            timed(runs[form], x, y, 5)  # trace, compile, build
+        samples = {form: [] for form in runs}
+        for _ in range(repeats):  # interleaved, so drift hits every form alike
+            for form, step in runs.items():
+                samples[form].append(timed(step, x, y, STEPS["xla"]))
+        native = statistics.median(samples["native"])
+        print(
+            f"{model_name}, XLA: native {native * 1e3:.3f} ms/step, ops/conditionals/loops "
+            f"{counts(runs['native'], x, y)}, HLO fusions {fusions(runs['native'], x, y)}"
+        )
+        for form in FORMS:
+            paired = sorted(ours / theirs for ours, theirs in zip(samples[form], samples["native"]))
+            print(
+                f"  {form:22s} ratio {statistics.median(samples[form]) / native:6.3f} "
+                f"(paired {paired[0]:.3f}-{paired[-1]:.3f}, {repeats} repeats)   "
+                f"ops/conditionals/loops {counts(runs[form], x, y)}   HLO fusions {fusions(runs[form], x, y)}"
+            )
+
+
 def main():
+    global REPEATS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--xla", action="store_true", help="time only XLA-compiled steps, every form (Keras 3)")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="interleaved repeats per cell")
+    arguments = parser.parse_args()
+    REPEATS = arguments.repeats
+    if arguments.xla:
+        print(f"TensorFlow {tf.__version__}, {tf.keras.mixed_precision.LossScaleOptimizer.__module__}")
+        xla(REPEATS)
+        return 0
     optimizers = inner_optimizers()
     print(
         f"TensorFlow {tf.__version__}, Keras {'3' if KERAS3 else '2'} "
