@@ -543,7 +543,7 @@ def main(argv: Sequence[str]) -> int:
         from lossscale_compat.legacy import install
 
         install()
-    from lossscale_compat.legacy._run import run_as_main
+    from lossscale_compat._program import run_as_main
 
     errors: list[BaseException] = []
     shown = " ".join([("-m " + target) if options.module else os.path.basename(target), *program_args])

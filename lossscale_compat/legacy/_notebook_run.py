@@ -68,7 +68,7 @@ def run_notebook(path: str, args: Sequence[str]) -> int:
                 f"{path}: {magic} is IPython syntax, which needs IPython to run. Instead, install IPython "
                 "(pip install ipython) or remove the line"
             )
-    from lossscale_compat.legacy._program import start_legacy_mode
+    from lossscale_compat.legacy._start import start_legacy_mode
 
     directory = os.path.dirname(os.path.abspath(path))
     start_legacy_mode([path, *args], directory)
@@ -87,7 +87,7 @@ def _run_in_ipython(shell: object, cells: Sequence[tuple[int, str]]) -> int:
         result = shell.run_cell(source, store_history=True)  # type: ignore[attr-defined]
         error = result.error_before_exec or result.error_in_exec
         if error is not None:  # IPython has shown it
-            from lossscale_compat.legacy._program import exit_code
+            from lossscale_compat._program import exit_code
 
             if isinstance(error, SystemExit):
                 return exit_code(error.code)
@@ -97,7 +97,7 @@ def _run_in_ipython(shell: object, cells: Sequence[tuple[int, str]]) -> int:
 
 def _run_plain(path: str, cells: Sequence[tuple[int, str]]) -> int:
     """Each cell as Python in one `__main__` namespace, when IPython is not installed (no cell needs it)."""
-    from lossscale_compat.legacy._program import exit_code, print_user_traceback
+    from lossscale_compat._program import exit_code, print_user_traceback
 
     main = types.ModuleType("__main__")
     main.__file__ = os.path.abspath(path)

@@ -14,7 +14,10 @@ POLICY = "keras/mixed_precision/policy_test.py"
 KERAS = "keras/mixed_precision/keras_test.py"
 
 SOURCES = {
-    LOSS_SCALE: "tensorflow/tensorflow 0aa06986 (as read for /work/shared/reference/tf24-behaviour.md, section 6a)",
+    LOSS_SCALE: (
+        "tensorflow/tensorflow at commit 0aa06986aa4eb2fcb5b3f21cd444f55928eb52ff, a TF 2.x-era revision of the file\n"
+        "with no functional change to it between TF 2.2 and 2.5"
+    ),
     V1_LSO: "tensorflow/tensorflow 0004ac98",
     KERAS_LSO: "tensorflow/tensorflow 0029a3c3 (about r2.5: two tests there are newer than 2.4.0, marked below)",
     POLICY: "tensorflow/tensorflow 1d6da212 (the loss-scale and set_policy tests)",
