@@ -218,8 +218,14 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     except (ValueError, TypeError) as error:
         print(f"lossscale-compat: error: {error}", file=stderr)
         return EXIT_ERROR
-    if (missing := _target_names.missing_note(options.target)) is not None and not args.strip_annotations:
-        print(f"lossscale-compat: {missing}", file=stderr)  # the verifier cannot run: said once, never silently
+    if not args.strip_annotations:
+        try:  # read once, here, before any work: the workers inherit it
+            missing = _target_names.missing_note(options.target)
+        except _target_names.DamagedData as error:
+            print(f"lossscale-compat: {error}", file=stderr)
+            return EXIT_ERROR
+        if missing is not None:
+            print(f"lossscale-compat: {missing}", file=stderr)  # the verifier cannot run: said once, never silently
     mode = args.mode or "diff"
     paths_error = _paths_error(args.paths, args.stdin_filename)
     if paths_error is not None:
@@ -360,7 +366,7 @@ def _write_report(path: str, results: Sequence[_Result], mode: str, target: str,
     try:
         _write.write_whole(path, text.encode("utf-8"))
     except OSError as error:
-        print(f"lossscale-compat: error: --report {path}: cannot write: {error.strerror}", file=stderr)
+        print(f"lossscale-compat: error: --report {path}: cannot write: {error.strerror or error}", file=stderr)
         return False
     return True
 
