@@ -33,11 +33,34 @@ def kind(mode: int) -> str:
 
 def read_regular(path: str) -> bytes:
     """Returns the bytes of the regular file at `path`; raises NotRegular without blocking on a FIFO."""
+    data = read_bounded(path, 0)
+    assert isinstance(data, bytes)
+    return data
+
+
+class Mapped:
+    """A file over a size bound, mapped rather than read: `word in it` scans it without holding it in memory."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        import mmap
+
+        self.size = size
+        self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+
+    def __contains__(self, word: bytes) -> bool:
+        return self._map.find(word) != -1
+
+
+def read_bounded(path: str, limit: int) -> bytes | Mapped:
+    """The bytes of the regular file at `path`, or, when it is over `limit` bytes (0: no bound), the file Mapped, never
+    read whole; raises NotRegular without blocking on a FIFO."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegular(f"not a regular file ({kind(mode)}), skipped")
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(f"not a regular file ({kind(info.st_mode)}), skipped")
+        if limit and info.st_size > limit:
+            return Mapped(fd, info.st_size)
         return read_all(fd)
     finally:
         os.close(fd)

@@ -229,3 +229,118 @@ def test_max_memory_negative_is_refused_in_one_line(tmp_path, capsys):
     assert cli.main(["migrate", "--check", "--max-memory", "-5", str(tmp_path / "a.py")]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and "--max-memory must be" in lines[0], lines
+
+
+# Every bound applies to every path: --strip-annotations, --annotate, stdin, notebooks, files never read whole.
+
+ANNOTATED = LEGACY.rstrip(b"\n") + b"  # lossscale-compat: LSC101 x\n"
+
+
+def _slow(*args, **kwargs):
+    import time
+
+    time.sleep(30)
+
+
+def _out_of_memory(*args, **kwargs):
+    raise MemoryError
+
+
+@pytest.mark.parametrize("option, job", [
+    ("--strip-annotations", "strip"), ("--annotate", "annotate"),
+])
+@pytest.mark.parametrize("stop, says", [
+    (_slow, "it took longer than --timeout (0.5 s) allows"),
+    (_out_of_memory, "it ran out of the memory that --max-memory allows"),
+])
+def test_annotating_and_stripping_run_in_bounded_workers(tmp_path, monkeypatch, capsys, option, job, stop, says):
+    from lossscale_compat.codemods import _annotate
+
+    (tmp_path / "a.py").write_bytes(ANNOTATED)
+    (tmp_path / "b.py").write_bytes(ANNOTATED)
+    real = getattr(_annotate, job)
+    monkeypatch.setattr(_annotate, job, lambda data, *rest: stop() if b"\nb = 1" in data else real(data, *rest))
+    (tmp_path / "b.py").write_bytes(ANNOTATED + b"\nb = 1\n")  # the file the worker cannot finish
+    code = cli.main(["migrate", "--write", "-j", "1", "--timeout", "0.5", option, str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"b.py: error: not migrated: {says}" in err, err
+    assert (tmp_path / "b.py").read_bytes() == ANNOTATED + b"\nb = 1\n"  # left alone
+    assert (tmp_path / "a.py").read_bytes() != ANNOTATED  # the run went on
+
+
+def test_strip_annotations_refuses_a_file_over_max_file_size(tmp_path):
+    big = ANNOTATED + b"x = 1\n" * 200_000
+    (tmp_path / "a.py").write_bytes(big)
+    done = run("--write", "--strip-annotations", "a.py", cwd=tmp_path)
+    assert done.returncode == 2 and b"over --max-file-size (1 MB)" in done.stderr, done.stderr
+    assert (tmp_path / "a.py").read_bytes() == big
+
+
+def test_a_file_over_the_bound_is_never_read_whole(tmp_path, monkeypatch, capsys):
+    from lossscale_compat.codemods import _write
+
+    with open(tmp_path / "big.py", "wb") as handle:  # 64 MB, sparse: a TF 2.4 name at its end
+        handle.truncate(64 << 20)
+        handle.seek(0, os.SEEK_END)
+        handle.write(LEGACY)
+    (tmp_path / "other.py").write_bytes(b"x = 1\n" * 300_000)  # over the bound, names nothing: unchanged
+    read = []
+    real_read_all = _write.read_all
+
+    def counting_read_all(fd):
+        data = real_read_all(fd)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(_write, "read_all", counting_read_all)
+    code = cli.main(["migrate", "--check", "-j", "1", str(tmp_path / "big.py"), str(tmp_path / "other.py")])
+    err = capsys.readouterr().err
+    assert code == 2 and "big.py: error: not migrated: the file is 64.0 MB, over --max-file-size (1 MB)" in err, err
+    assert "1 unchanged" in err and "other.py: error" not in err, err
+    assert read == [], read  # neither file was read into memory
+
+
+def test_a_notebook_over_max_memory_is_refused_unread(tmp_path):
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": [LEGACY.decode()]}
+    notebook = {"cells": [cell], "metadata": {"pad": "x" * (3 << 20)}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
+    done = run("--check", "--max-memory", "1", "nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert b"nb.ipynb: error: not migrated: the notebook is 3.0 MB, over the --max-memory" in done.stderr
+
+
+def _on_stdin(args, stdin, cwd):
+    import subprocess
+    import sys
+
+    from .test_cli_hostile import REPO
+
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with open(stdin, "rb") as handle:
+        done = subprocess.run([sys.executable, "-m", "lossscale_compat", "migrate", *args], cwd=cwd, env=env,
+                              stdin=handle, capture_output=True, timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_endless_stdin_is_refused_after_the_bound_not_read_whole(tmp_path):
+    code, out, err = _on_stdin(["--check", "-"], "/dev/zero", tmp_path)  # read whole, it never ends
+    assert code == 2 and out == b"", err
+    assert b"-: error: not migrated: the file is more than 1 MB, over --max-file-size (1 MB)" in err, err
+
+
+def test_stdin_over_the_bound_goes_through_a_write_filter_whole(tmp_path):
+    data = LEGACY + b"#" * (3 << 20) + b"\n"
+    (tmp_path / "in.py").write_bytes(data)
+    code, out, err = _on_stdin(["--write", "-"], tmp_path / "in.py", tmp_path)
+    assert code == 2 and b"over --max-file-size" in err, err
+    assert out == data  # the filter never cuts the file
+
+
+def test_running_out_of_max_memory_is_said_as_such_not_as_nesting(tmp_path):
+    (tmp_path / "big.py").write_bytes(LEGACY + b"x = [" + b"1, " * 1_000_000 + b"]\n")
+    done = run("--check", "-j", "1", "--max-file-size", "0", "--max-memory", "40", "big.py", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert b"it ran out of the memory that --max-memory allows" in done.stderr, done.stderr
+    assert b"nested" not in done.stderr
