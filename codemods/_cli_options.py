@@ -209,7 +209,9 @@ def _limits(args: argparse.Namespace) -> tuple[_isolate.Limits, int]:
         ("--max-file-size", args.max_file_size),
     ):
         if not 0 <= value < float("inf"):  # also NaN
-            raise ValueError(f"{flag} must be 0 (no bound) or more, got {value}: a finite number. Instead, pass 0 for no bound")
+            raise ValueError(
+                f"{flag} must be 0 (no bound) or more, got {value}: a finite number. Instead, pass 0 for no bound"
+            )
     return _isolate.Limits(args.timeout, args.max_memory << 20), int(args.max_file_size * (1 << 20))
 
 

@@ -204,9 +204,9 @@ def too_deep(data: bytes) -> str | None:
 
 
 _TOO_DEEP = (
-            "cannot parse: an expression is nested or chained too deeply for Python's own parser (RecursionError), "
-            "and libcst's parser would crash on it, so it was left alone. Instead, split the deepest expression "
-            "into several statements"
+    "cannot parse: an expression is nested or chained too deeply for Python's own parser (RecursionError), "
+    "and libcst's parser would crash on it, so it was left alone. Instead, split the deepest expression "
+    "into several statements"
 )
 
 

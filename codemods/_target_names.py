@@ -49,7 +49,7 @@ class DamagedData(Exception):
 
 
 def _read_stack(path: str) -> tuple[bool, str, dict[str, frozenset[str]]]:
-    """(whether it is a Keras 2 stack, its name, {module path: names}) of one data file; DamagedData if it is not one."""
+    """(whether it is a Keras 2 stack, its name, {module path: names}) of one data file; DamagedData if not one."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)

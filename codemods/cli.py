@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import NamedTuple, NoReturn, TextIO
+from typing import NamedTuple, NoReturn, TextIO, cast
 
 from . import _annotate, _files, _isolate, _output, _target_names, _write
 from . import _warnings as w
@@ -318,9 +318,15 @@ def _read_all(
             order.append((shown, _Result(shown, "error", error=f"cannot read: {error.strerror}")))
             continue
         if isinstance(data, _write.Mapped):  # over the bound: refused, unless its bytes rule it out
-            matters = wanted(data)  # type: ignore[arg-type] - `in` is all `wanted` asks of its bytes
-            order.append((shown, _Result(shown, "error", error=_too_big(shown, data.size, limit)) if matters
-                          else _Result(shown, "unchanged")))
+            matters = wanted(cast(bytes, data))  # `in` is all that `wanted` asks of its bytes
+            order.append(
+                (
+                    shown,
+                    _Result(shown, "error", error=_too_big(shown, data.size, limit))
+                    if matters
+                    else _Result(shown, "unchanged"),
+                )
+            )
             continue
         if isinstance(data, _Unread):  # stdin over the bound: refused, whatever it holds, its start kept
             result = _Result(shown, "error", data.start, data.start, error=_too_big(shown, data.size, limit, "more"))

@@ -203,8 +203,16 @@ def _keras_zip_config(path: str) -> dict[str, Any]:
             if len(text) > MAX_CONFIG_BYTES:
                 raise UnreadableError(_TOO_BIG.format(path=path, size=len(text)))
             data = json.loads(text)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, EOFError, RuntimeError, NotImplementedError,
-            zlib.error) as error:  # bad JSON, over-long integers; encrypted (RuntimeError), an unknown or bad method
+    except (
+        zipfile.BadZipFile,
+        KeyError,
+        ValueError,
+        OSError,
+        EOFError,
+        RuntimeError,
+        NotImplementedError,
+        zlib.error,
+    ) as error:  # bad JSON, over-long integers; encrypted (RuntimeError), an unknown or bad method
         what = f"not a .keras file with a config.json we can read ({_one_line(error)})"
         raise UnreadableError(f"{path}: {what}.") from error
     except RecursionError as error:

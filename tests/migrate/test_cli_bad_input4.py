@@ -31,8 +31,10 @@ def _special_report_paths(tmp_path):
 
 
 def _kinds(tmp_path):
-    return {name: (os.lstat(tmp_path / name).st_mode, os.path.islink(tmp_path / name) and os.readlink(tmp_path / name))
-            for name in os.listdir(tmp_path)}
+    return {
+        name: (os.lstat(tmp_path / name).st_mode, os.path.islink(tmp_path / name) and os.readlink(tmp_path / name))
+        for name in os.listdir(tmp_path)
+    }
 
 
 def test_a_report_to_a_fifo_device_or_proc_link_is_refused_before_any_work(tmp_path):
@@ -179,7 +181,7 @@ def test_intact_data_copy_runs_as_the_install_does(data_copy, tmp_path, capsys):
 BROKEN_CONFIGS = {
     "not TOML": b'[tool.lossscale-compat]\nexclude = ["protected/"\n',
     "not UTF-8": b'[tool.lossscale-compat]\nexclude = ["protected/"]\n# \xff\n',
-    "tool is not a table": b'tool = 1\n',
+    "tool is not a table": b"tool = 1\n",
     "its table is a value": b'[tool]\n"lossscale-compat" = 3\n',
     "nested 100,000 deep": b"x = " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
 }
@@ -246,13 +248,20 @@ def _out_of_memory(*args, **kwargs):
     raise MemoryError
 
 
-@pytest.mark.parametrize("option, job", [
-    ("--strip-annotations", "strip"), ("--annotate", "annotate"),
-])
-@pytest.mark.parametrize("stop, says", [
-    (_slow, "it took longer than --timeout (0.5 s) allows"),
-    (_out_of_memory, "it ran out of the memory that --max-memory allows"),
-])
+@pytest.mark.parametrize(
+    "option, job",
+    [
+        ("--strip-annotations", "strip"),
+        ("--annotate", "annotate"),
+    ],
+)
+@pytest.mark.parametrize(
+    "stop, says",
+    [
+        (_slow, "it took longer than --timeout (0.5 s) allows"),
+        (_out_of_memory, "it ran out of the memory that --max-memory allows"),
+    ],
+)
 def test_annotating_and_stripping_run_in_bounded_workers(tmp_path, monkeypatch, capsys, option, job, stop, says):
     from lossscale_compat.codemods import _annotate
 
@@ -302,8 +311,7 @@ def test_a_file_over_the_bound_is_never_read_whole(tmp_path, monkeypatch, capsys
 
 
 def test_a_notebook_over_max_memory_is_refused_unread(tmp_path):
-    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-            "source": [LEGACY.decode()]}
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": [LEGACY.decode()]}
     notebook = {"cells": [cell], "metadata": {"pad": "x" * (3 << 20)}, "nbformat": 4, "nbformat_minor": 5}
     (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
     done = run("--check", "--max-memory", "1", "nb.ipynb", cwd=tmp_path)
@@ -319,8 +327,14 @@ def _on_stdin(args, stdin, cwd):
 
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     with open(stdin, "rb") as handle:
-        done = subprocess.run([sys.executable, "-m", "lossscale_compat", "migrate", *args], cwd=cwd, env=env,
-                              stdin=handle, capture_output=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "lossscale_compat", "migrate", *args],
+            cwd=cwd,
+            env=env,
+            stdin=handle,
+            capture_output=True,
+            timeout=60,
+        )
     return done.returncode, done.stdout, done.stderr
 
 
