@@ -358,3 +358,16 @@ def test_running_out_of_max_memory_is_said_as_such_not_as_nesting(tmp_path):
     assert done.returncode == 2, done.stderr
     assert b"it ran out of the memory that --max-memory allows" in done.stderr, done.stderr
     assert b"nested" not in done.stderr
+
+
+# A UTF-8 byte-order mark: annotated and stripped like any file, the mark kept.
+
+
+def test_a_file_with_a_utf8_bom_is_annotated_and_stripped(tmp_path):
+    from lossscale_compat.codemods import _annotate, _warnings
+
+    data = b"\xef\xbb\xbf" + LEGACY
+    finding = _warnings.Finding(2, 0, "LSC101")
+    annotated = _annotate.annotate(data, [finding])
+    assert annotated.startswith(b"\xef\xbb\xbf") and b"# lossscale-compat: LSC101 " in annotated, annotated
+    assert _annotate.strip(annotated) == data
