@@ -371,3 +371,21 @@ def test_a_file_with_a_utf8_bom_is_annotated_and_stripped(tmp_path):
     annotated = _annotate.annotate(data, [finding])
     assert annotated.startswith(b"\xef\xbb\xbf") and b"# lossscale-compat: LSC101 " in annotated, annotated
     assert _annotate.strip(annotated) == data
+
+
+# The verifier follows a dead module however it is imported by name.
+
+
+@pytest.mark.parametrize("call", [
+    '__import__("tensorflow.keras.mixed_precision.experimental")',
+    'importlib.import_module(name="tensorflow.keras.mixed_precision.experimental")',
+    'importlib.import_module(".experimental", "tensorflow.keras.mixed_precision")',
+])
+def test_the_verifier_follows_every_spelling_of_an_import_by_name(call):
+    import ast
+
+    from lossscale_compat.codemods import _verify_names
+
+    tree = ast.parse(f"import importlib\nmp = {call}\n")
+    names = [name for *_, name, _via in _verify_names.references(tree)]
+    assert "tensorflow.keras.mixed_precision.experimental" in names, names
