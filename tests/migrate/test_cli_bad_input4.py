@@ -256,13 +256,16 @@ def _out_of_memory(*args, **kwargs):
     ],
 )
 @pytest.mark.parametrize(
-    "stop, says",
+    "stop, timeout, says",
     [
-        (_slow, "it took longer than --timeout (0.5 s) allows"),
-        (_out_of_memory, "it ran out of the memory that --max-memory allows"),
+        (_slow, "0.5", "it took longer than --timeout (0.5 s) allows"),
+        # A timeout that a loaded machine's migration cannot reach first, so the memory error is what stops it.
+        (_out_of_memory, "120", "it ran out of the memory that --max-memory allows"),
     ],
 )
-def test_annotating_and_stripping_run_in_bounded_workers(tmp_path, monkeypatch, capsys, option, job, stop, says):
+def test_annotating_and_stripping_run_in_bounded_workers(
+    tmp_path, monkeypatch, capsys, option, job, stop, timeout, says
+):
     from lossscale_compat.codemods import _annotate
 
     (tmp_path / "a.py").write_bytes(ANNOTATED)
@@ -270,7 +273,7 @@ def test_annotating_and_stripping_run_in_bounded_workers(tmp_path, monkeypatch, 
     real = getattr(_annotate, job)
     monkeypatch.setattr(_annotate, job, lambda data, *rest: stop() if b"\nb = 1" in data else real(data, *rest))
     (tmp_path / "b.py").write_bytes(ANNOTATED + b"\nb = 1\n")  # the file the worker cannot finish
-    code = cli.main(["migrate", "--write", "-j", "1", "--timeout", "0.5", option, str(tmp_path)])
+    code = cli.main(["migrate", "--write", "-j", "1", "--timeout", timeout, option, str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2, err
     assert f"b.py: error: not migrated: {says}" in err, err
