@@ -40,7 +40,7 @@ def _decode(data: bytes) -> tuple[str, str] | None:
     """The text and its encoding, or None where an annotation cannot be written in that encoding."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        if "#".encode(encoding) != b"#":
+        if "#".encode(encoding.replace("-sig", "")) != b"#":  # UTF-8 with a BOM: kept, as `encode` writes it
             return None
         return data.decode(encoding), encoding
     except (SyntaxError, UnicodeDecodeError, LookupError):

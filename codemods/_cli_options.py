@@ -10,7 +10,7 @@ from typing import NoReturn, TextIO
 
 from lossscale_compat._mapping import TARGETS
 
-from . import _files, _isolate
+from . import _files, _isolate, _write
 
 EXIT_CLEAN, EXIT_PENDING, EXIT_ERROR = 0, 1, 2
 EXIT_CODES_HELP = """exit codes:
@@ -148,6 +148,12 @@ def _check_report_path(path: str) -> None:
         raise ValueError(
             f"--report {path}: the directory {parent} does not exist. Create it first or name another file."
         )
+    why = _write.output_refusal(path)
+    if why is not None:
+        raise ValueError(
+            f"--report {path}: {why}; the report is written only as a regular file, never in place of another kind. "
+            "Instead, name a regular file, e.g. --report report.json."
+        )
     if not os.access(path if os.path.exists(path) else parent, os.W_OK):
         raise ValueError(f"--report {path} cannot be written (permission denied). Instead, name a file you can write.")
 
@@ -176,8 +182,8 @@ def _config(args: argparse.Namespace, stderr: TextIO) -> dict[str, object]:
     if args.stdin_filename and args.paths == ["-"]:
         start = os.path.dirname(os.path.abspath(args.stdin_filename))
     path, table, note = _files.find_config(start)
-    if note:
-        print(f"lossscale-compat: {note}", file=stderr)
+    if note:  # its excludes may protect files: stop before reading any
+        raise ValueError(note)
     unknown = set(table) - _CONFIG_KEYS
     if unknown:
         raise ValueError(
@@ -219,8 +225,10 @@ def _limits(args: argparse.Namespace) -> tuple[_isolate.Limits, int]:
         ("--max-memory", args.max_memory),
         ("--max-file-size", args.max_file_size),
     ):
-        if not value >= 0:  # also NaN
-            raise ValueError(f"{flag} must be 0 (no bound) or more, got {value}")
+        if not 0 <= value < float("inf"):  # also NaN
+            raise ValueError(
+                f"{flag} must be 0 (no bound) or more, got {value}: a finite number. Instead, pass 0 for no bound"
+            )
     return _isolate.Limits(args.timeout, args.max_memory << 20), int(args.max_file_size * (1 << 20))
 
 

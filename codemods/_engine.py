@@ -192,15 +192,22 @@ def too_deep(data: bytes) -> str | None:
             f"cannot parse: line {error.lineno}: {error.msg}: Python rejects this file, and libcst's parser would "
             "crash on it, so it was left alone. Instead, nest fewer brackets (Python allows 200)"
         )
-    except (RecursionError, MemoryError):
-        return (
-            "cannot parse: an expression is nested or chained too deeply for Python's own parser (RecursionError), "
-            "and libcst's parser would crash on it, so it was left alone. Instead, split the deepest expression "
-            "into several statements"
-        )
+    except MemoryError as error:
+        if "too complex" not in str(error):  # not the parser's own stack (Python 3.9-3.11's message): memory
+            raise
+        return _TOO_DEEP
+    except RecursionError:
+        return _TOO_DEEP
     except (ValueError, UnicodeError, LookupError):
         return None
     return None
+
+
+_TOO_DEEP = (
+    "cannot parse: an expression is nested or chained too deeply for Python's own parser (RecursionError), "
+    "and libcst's parser would crash on it, so it was left alone. Instead, split the deepest expression "
+    "into several statements"
+)
 
 
 def nul_error(data: bytes) -> str | None:

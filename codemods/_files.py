@@ -320,16 +320,21 @@ def _load_table(path: str) -> tuple[dict[str, object], str | None]:
             with open(path, "rb") as handle:
                 if b"[tool.lossscale-compat]" in handle.read():
                     return {}, (
-                        f"{path}: [tool.lossscale-compat] ignored: reading TOML needs Python 3.11 "
-                        "or the `tomli` package. Instead, pass the options on the command line."
+                        f"{path}: [tool.lossscale-compat] cannot be read: reading TOML needs Python 3.11 "
+                        "or the `tomli` package. Instead, install tomli, or run on Python 3.11 or later."
                     )
             return {}, None
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
-    except (OSError, ValueError) as error:
-        return {}, f"{path}: cannot read: {error}"
-    table = data.get("tool", {}).get("lossscale-compat", {})
+    except (OSError, ValueError, RecursionError, MemoryError) as error:
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error).splitlines()[0]
+        return {}, (
+            f"{path}: cannot read it ({why}), so its [tool.lossscale-compat] options (its excludes among them) are "
+            "unknown and no file was read. Instead, fix the file, or run from a directory outside its project"
+        )
+    tool = data.get("tool", {})
+    table = tool.get("lossscale-compat", {}) if isinstance(tool, dict) else None
     if not isinstance(table, dict):
-        return {}, f"{path}: [tool.lossscale-compat] must be a table"
+        return {}, f"{path}: [tool.lossscale-compat] must be a table, so no file was read. Instead, write it as one"
     return table, None

@@ -44,18 +44,46 @@ def _is_keras_2(versions: dict[str, str]) -> bool:
     return "tf-keras" in versions or not keras.startswith("3")
 
 
+class DamagedData(Exception):
+    """A data file of this install that cannot be read as recorded names; the message is the one line shown."""
+
+
+def _read_stack(path: str) -> tuple[bool, str, dict[str, frozenset[str]]]:
+    """(whether it is a Keras 2 stack, its name, {module path: names}) of one data file; DamagedData if not one."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        versions, modules, stack = data["versions"], data["modules"], data["stack"]
+        if not (
+            isinstance(stack, str)
+            and isinstance(versions, dict)
+            and all(isinstance(key, str) and isinstance(value, str) for key, value in versions.items())
+            and isinstance(modules, dict)
+            and all(
+                isinstance(names, list) and all(isinstance(name, str) for name in names) for names in modules.values()
+            )
+        ):
+            raise TypeError("a field of the wrong type")
+        keras_2 = bool(data.get("tf_use_legacy_keras")) or _is_keras_2(versions)
+    except (OSError, ValueError, RecursionError, MemoryError, KeyError, TypeError, AttributeError) as error:
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error).splitlines()[0][:120]
+        raise DamagedData(
+            f"error: this install's verifier data {path} is damaged ({type(error).__name__}: {why}). Instead, "
+            "reinstall lossscale-compat (`pip install --force-reinstall lossscale-compat`), or record the stack's "
+            "names again with tests/recorders/record_target_names.py."
+        ) from None
+    return keras_2, stack, {module: frozenset(names) for module, names in modules.items()}
+
+
 @functools.cache
 def stacks(target: str) -> tuple[tuple[str, dict[str, frozenset[str]]], ...]:
-    """(stack name, {module path: names}) of each recorded stack of `target`."""
+    """(stack name, {module path: names}) of each recorded stack of `target`; DamagedData if a data file is damaged."""
     found = []
     for entry in sorted(os.listdir(FOLDER)) if os.path.isdir(FOLDER) else []:
-        if not entry.endswith(".json"):
-            continue
-        with open(os.path.join(FOLDER, entry)) as handle:
-            data = json.load(handle)
-        keras_2 = bool(data.get("tf_use_legacy_keras")) or _is_keras_2(data["versions"])
-        if keras_2 == (target == "tf_keras"):
-            found.append((data["stack"], {path: frozenset(names) for path, names in data["modules"].items()}))
+        if entry.endswith(".json"):
+            keras_2, stack, modules = _read_stack(os.path.join(FOLDER, entry))
+            if keras_2 == (target == "tf_keras"):
+                found.append((stack, modules))
     return tuple(found)
 
 

@@ -56,13 +56,28 @@ def _dotted(node: ast.expr) -> list[str] | None:
 
 
 def _import_module_arg(node: ast.Call) -> str | None:
-    """The literal module name of `importlib.import_module("a.b")` / `import_module("a.b")`, else None."""
+    """The literal module name of `importlib.import_module("a.b")`, `import_module(name="a.b")`, a relative
+    `import_module(".b", "a")` or `__import__("a.b")`, else None."""
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    if name == "import_module" and node.args and isinstance(node.args[0], ast.Constant):
-        value = node.args[0].value
-        return value if isinstance(value, str) else None
-    return None
+    if name not in ("import_module", "__import__"):
+        return None
+    given = {keyword.arg: keyword.value for keyword in node.keywords}
+    module = node.args[0] if node.args else given.get("name")
+    package = node.args[1] if len(node.args) > 1 else given.get("package")
+    value = module.value if isinstance(module, ast.Constant) else None
+    if not isinstance(value, str):
+        return None
+    if name == "import_module" and value.startswith("."):
+        base = package.value if isinstance(package, ast.Constant) else None
+        if not isinstance(base, str):
+            return None
+        dots = len(value) - len(value.lstrip("."))
+        parts = base.split(".")
+        if dots > len(parts):
+            return None
+        value = ".".join([*parts[: len(parts) - dots + 1], value[dots:]]).rstrip(".")
+    return value
 
 
 def _catches(handler: ast.ExceptHandler) -> bool:

@@ -33,11 +33,34 @@ def kind(mode: int) -> str:
 
 def read_regular(path: str) -> bytes:
     """Returns the bytes of the regular file at `path`; raises NotRegular without blocking on a FIFO."""
+    data = read_bounded(path, 0)
+    assert isinstance(data, bytes)
+    return data
+
+
+class Mapped:
+    """A file over a size bound, mapped rather than read: `word in it` scans it without holding it in memory."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        import mmap
+
+        self.size = size
+        self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+
+    def __contains__(self, word: bytes) -> bool:
+        return self._map.find(word) != -1
+
+
+def read_bounded(path: str, limit: int) -> bytes | Mapped:
+    """The bytes of the regular file at `path`, or, when it is over `limit` bytes (0: no bound), the file Mapped, never
+    read whole; raises NotRegular without blocking on a FIFO."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegular(f"not a regular file ({kind(mode)}), skipped")
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(f"not a regular file ({kind(info.st_mode)}), skipped")
+        if limit and info.st_size > limit:
+            return Mapped(fd, info.st_size)
         return read_all(fd)
     finally:
         os.close(fd)
@@ -209,10 +232,53 @@ def reserve(fd: int, size: int, length: int) -> None:
         raise
 
 
+SPECIAL_ROOTS = ("/dev", "/proc", "/sys")
+"""File systems whose entries are not files to hold a report: devices, and the kernel's views of processes."""
+
+
+def _link_chain(path: str) -> list[str]:
+    """`path` and each place its symbolic links lead to, in turn (a link into /proc can lead on to a regular file)."""
+    chain = [os.path.abspath(path)]
+    for _ in range(40):  # the kernel's own bound on links followed
+        current = chain[-1]
+        directory = os.path.realpath(os.path.dirname(current))
+        chain.append(os.path.join(directory, os.path.basename(current)))
+        try:
+            target = os.readlink(chain[-1])
+        except OSError:
+            break  # not a link (or nothing there): the end of the chain
+        chain.append(os.path.normpath(os.path.join(directory, target)))
+    return chain
+
+
+def output_refusal(path: str) -> str | None:
+    """Says why `path` is not a place to write a whole regular file (a device, a FIFO, a link into /proc), or None.
+
+    Asked before any work, and again just before the write; a symbolic link to a regular file is written through.
+    """
+    for where in _link_chain(path):
+        for root in SPECIAL_ROOTS:
+            if inside(where, [root]):
+                return f"it leads to {where}, under {root}, not a regular file"
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+    except OSError:
+        return None  # a new file, or one that writing will say is unreadable
+    if stat.S_ISDIR(mode):
+        return "it is a directory"
+    return None if stat.S_ISREG(mode) else f"it is {kind(mode)}, not a regular file"
+
+
 def write_whole(path: str, data: bytes) -> None:
-    """Writes `data` as the whole file `path` (a report): a temporary file renamed over it, so that `path` holds
-    the old bytes or the new ones, never part (and is never left empty or new and empty on a full disk)."""
-    directory = os.path.dirname(os.path.abspath(path))
+    """Writes `data` as the whole regular file `path` (a report), through a symbolic link: a temporary file renamed
+    over it, so that it holds the old bytes or the new ones, never part (and is never left empty or new and empty on
+    a full disk). Raises NotRegular, and writes nothing, where `output_refusal` says no."""
+    why = output_refusal(path)
+    if why is not None:
+        raise NotRegular(why)
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:

@@ -11,9 +11,9 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import NamedTuple, NoReturn, TextIO
+from typing import NamedTuple, NoReturn, TextIO, cast
 
 from . import _annotate, _files, _isolate, _output, _target_names, _write
 from . import _warnings as w
@@ -39,6 +39,7 @@ class _Result:
         self.findings = list(findings)  # (finding in the old file, the same in the new file)
         self.error = error
         self.notebook = path.endswith(".ipynb")
+        self.unread = False  # stdin past its bound: the rest of it was never read
 
     def warnings(self, after_write: bool) -> list[dict]:
         return [(new if after_write else old).as_dict(notebook=self.notebook) for old, new in self.findings]
@@ -74,20 +75,34 @@ def _process(path: str, data: bytes, target: str) -> _Result:
     return _Result(path, result.status, data, result.new, findings, result.error)
 
 
-def _process_many(tasks: list[tuple[str, bytes]], target: str, jobs: int, limits: _isolate.Limits) -> list[_Result]:
-    """Migrates the files in `jobs` worker processes, each file bounded in time and memory."""
+def _process_many(
+    tasks: list[tuple[str, bytes]], target: str, jobs: int, limits: _isolate.Limits, job: str = "migrate"
+) -> list[_Result]:
+    """Does `job` ("migrate", "annotate": migrate and annotate, or "strip" annotations) to the files in `jobs` worker
+    processes, each file bounded in time and memory."""
     if not tasks:
         return []
-    from . import _engine
+    if job != "strip":
+        from . import _engine
 
-    _engine.import_command()  # once here, so that forked workers start warm
-    pool = _isolate.Pool(functools.partial(_process_in_worker, target), _failed, jobs, limits)
+        _engine.import_command()  # once here, so that forked workers start warm
+    pool = _isolate.Pool(functools.partial(_process_in_worker, target, job), _failed, jobs, limits)
     return pool.run(tasks)
 
 
-def _process_in_worker(target: str, path: str, data: bytes) -> _Result:
+def _process_in_worker(target: str, job: str, path: str, data: bytes) -> _Result:
     try:
-        return _process(path, data, target)
+        if job == "strip":
+            from ._notebook import strip_notebook
+
+            result = _Result(path, "unchanged", data, data)
+            result.new = (strip_notebook if result.notebook else _annotate.strip)(data)
+            result.status = "changed" if result.new != data else "unchanged"
+            return result
+        result = _process(path, data, target)
+        if job == "annotate":
+            _annotate_result(result)
+        return result
     except MemoryError:
         return _failed(path, data, "it ran out of the memory that --max-memory allows")
 
@@ -241,20 +256,22 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     except (ValueError, TypeError) as error:
         print(f"lossscale-compat: error: {error}", file=stderr)
         return EXIT_ERROR
-    if (missing := _target_names.missing_note(options.target)) is not None and not args.strip_annotations:
-        print(f"lossscale-compat: {missing}", file=stderr)  # the verifier cannot run: said once, never silently
+    if not args.strip_annotations:
+        try:  # read once, here, before any work: the workers inherit it
+            missing = _target_names.missing_note(options.target)
+        except _target_names.DamagedData as error:
+            print(f"lossscale-compat: {error}", file=stderr)
+            return EXIT_ERROR
+        if missing is not None:
+            print(f"lossscale-compat: {missing}", file=stderr)  # the verifier cannot run: said once, never silently
     mode = args.mode or "diff"
     paths_error = _paths_error(args.paths, args.stdin_filename)
     if paths_error is not None:
         print(f"lossscale-compat: error: {paths_error}", file=stderr)
         return EXIT_ERROR
     empty: list[str] = []
-    if args.strip_annotations:
-        results = _stripped_paths(args.paths, args.stdin_filename, options, empty)
-    else:
-        results = _migrate_paths(args.paths, args.stdin_filename, options, empty)
-        if args.annotate:
-            _annotate_results(results)
+    job = "strip" if args.strip_annotations else "annotate" if args.annotate else "migrate"
+    results = _paths_done(args.paths, args.stdin_filename, options, job, empty)
     for path in empty:  # said at once, as ruff and black do: a mistyped or empty folder is not a clean run
         level = "error: " if args.fail_on_empty else ""
         print(f"lossscale-compat: {level}{_output.name(path)}: no Python files or notebooks found", file=stderr)
@@ -279,77 +296,106 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO, written: list
     return EXIT_ERROR if empty and args.fail_on_empty else _exit_code(results, mode)
 
 
-def _migrate_paths(
-    paths: Sequence[str], stdin_filename: str | None, options: Options, empty: list[str] | None = None
+def _paths_done(
+    paths: Sequence[str], stdin_filename: str | None, options: Options, job: str, empty: list[str] | None = None
 ) -> list[_Result]:
-    """Finds, reads and migrates the files under `paths`; one result for each, and for each path not read."""
+    """Finds and reads the files under `paths`, and does `job` to them in bounded workers (see `_process_many`);
+    one result for each file, and for each path not read. Directories with nothing to read go to `empty`."""
     files, results = _gather(paths, options.excludes, options.gitignore, empty)
-    tasks, order = _read_all(files, stdin_filename, options.target, options.max_file_size)
+    if job == "strip":
+        wanted = _annotated
+    else:
+        from ._engine import may_match
+
+        wanted = functools.partial(may_match, target=options.target)
+    tasks, order = _read_all(files, stdin_filename, wanted, options.max_file_size, options.limits.memory)
     jobs = min(options.jobs, max(len(tasks), 1))
-    done = {r.path: r for r in _process_many(tasks, options.target, jobs, options.limits)}
+    done = {r.path: r for r in _process_many(tasks, options.target, jobs, options.limits, job)}
     return results + [result if result is not None else done[shown] for shown, result in order]
 
 
-def _annotate_results(results: Sequence[_Result]) -> None:
-    """Adds each Python file's warnings to it as comments; a file that gains one becomes `changed`."""
+def _annotated(data: bytes) -> bool:
+    """Whether `data` may hold an annotation to strip (cheap byte test)."""
+    return _annotate.PREFIX.strip().encode() in data
+
+
+def _annotate_result(result: _Result) -> None:
+    """Adds a file's warnings to it as comments (into its cells, in a notebook); a file that gains one is `changed`."""
     from ._notebook import annotate_notebook
 
-    for result in results:
-        if result.status in ("changed", "unchanged"):
-            annotate = annotate_notebook if result.notebook else _annotate.annotate
-            result.new = annotate(result.new, [new for _, new in result.findings])
-            result.status = "changed" if result.new != result.old else result.status
-
-
-def _stripped_paths(
-    paths: Sequence[str], stdin_filename: str | None, options: Options, empty: list[str] | None = None
-) -> list[_Result]:
-    """Finds and reads the files under `paths`, and removes their annotations; nothing is migrated."""
-    files, results = _gather(paths, options.excludes, options.gitignore, empty)
-    tasks, order = _read_all(files, stdin_filename, options.target, 0)
-    read = dict(tasks)
-    for shown, result in order:
-        if result is None:
-            result = _Result(shown, "unchanged", read[shown], read[shown])
-        if result.status == "unchanged":
-            from ._notebook import strip_notebook
-
-            result.new = (strip_notebook if result.notebook else _annotate.strip)(result.old)
-            result.status = "changed" if result.new != result.old else "unchanged"
-        results.append(result)
-    return results
+    if result.status in ("changed", "unchanged"):
+        annotate = annotate_notebook if result.notebook else _annotate.annotate
+        result.new = annotate(result.new, [new for _, new in result.findings])
+        result.status = "changed" if result.new != result.old else result.status
 
 
 def _read_all(
-    files: Sequence[str], stdin_filename: str | None, target: str, max_size: int
+    files: Sequence[str], stdin_filename: str | None, wanted: Callable[[bytes], bool], max_size: int, memory: int
 ) -> tuple[list[tuple[str, bytes]], list[tuple[str, _Result | None]]]:
-    """Reads each file (`-` is stdin): (the (name, bytes) to migrate, each name in order with its result if known).
+    """Reads each file (`-` is stdin): (the (name, bytes) to work on, each name in order with its result if known).
 
-    A file that cannot be read, or whose bytes the prefilter rules out, has its result already.
+    A file that cannot be read, is over its bound, or whose bytes `wanted` rules out has its result already. A
+    Python file's bound is `max_size`, a notebook's `memory` (what a worker may use); neither is read whole past it.
     """
-    from ._engine import may_match
-
     tasks: list[tuple[str, bytes]] = []
     order: list[tuple[str, _Result | None]] = []
     for path in files:
         shown = (stdin_filename or "-") if path == "-" else path
+        limit = memory if shown.endswith(".ipynb") else max_size
         try:
-            data = sys.stdin.buffer.read() if path == "-" else _write.read_regular(path)
+            data = _read_stdin(limit) if path == "-" else _write.read_bounded(path, limit)
         except _write.NotRegular as error:
             order.append((shown, _skipped(shown, str(error))))
             continue
         except OSError as error:
             order.append((shown, _Result(shown, "error", error=f"cannot read: {error.strerror}")))
             continue
-        refused = _unsupported(data) or (may_match(data, target) and _too_big(shown, data, max_size))
+        if isinstance(data, _write.Mapped):  # over the bound: refused, unless its bytes rule it out
+            matters = wanted(cast(bytes, data))  # `in` is all that `wanted` asks of its bytes
+            order.append(
+                (
+                    shown,
+                    _Result(shown, "error", error=_too_big(shown, data.size, limit))
+                    if matters
+                    else _Result(shown, "unchanged"),
+                )
+            )
+            continue
+        if isinstance(data, _Unread):  # stdin over the bound: refused, whatever it holds, its start kept
+            result = _Result(shown, "error", data.start, data.start, error=_too_big(shown, data.size, limit, "more"))
+            result.unread = True
+            order.append((shown, result))
+            continue
+        refused = _unsupported(data)
         if refused:
             order.append((shown, _Result(shown, "error", data, data, error=refused)))
-        elif may_match(data, target):
+        elif wanted(data):
             tasks.append((shown, data))
             order.append((shown, None))
         else:
             order.append((shown, _Result(shown, "unchanged", data, data)))
     return tasks, order
+
+
+class _Unread(NamedTuple):
+    """Stdin over its bound: the bytes read (one more than the bound) and their number; the rest is still unread."""
+
+    start: bytes
+    size: int
+
+
+def _read_stdin(limit: int) -> bytes | _Unread:
+    """Stdin's bytes, or, past `limit` bytes (0: no bound), the first ones as _Unread, the rest left unread."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = sys.stdin.buffer.read(min(1 << 20, limit + 1 - size) if limit else 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if limit and size > limit:
+            return _Unread(b"".join(chunks), size)
 
 
 _BOMS = ((b"\xff\xfe\0\0", "UTF-32"), (b"\0\0\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
@@ -367,12 +413,17 @@ def _unsupported(data: bytes) -> str | None:
     return None
 
 
-def _too_big(shown: str, data: bytes, max_size: int) -> str | None:
-    """Says why a Python file larger than --max-file-size is refused (a notebook's outputs are not parsed: never)."""
-    if not max_size or len(data) <= max_size or shown.endswith(".ipynb"):
-        return None
+def _too_big(shown: str, size: int, limit: int, more: str = "") -> str:
+    """Says why a file over its bound is refused, unread: a Python file over --max-file-size, a notebook (whose
+    outputs are never parsed) over the --max-memory a worker may use. `more`: the size is a lower bound (stdin)."""
+    size_mb = f"{more} than {limit / (1 << 20):g}" if more else f"{size / (1 << 20):.1f}"
+    if shown.endswith(".ipynb"):
+        return (
+            f"not migrated: the notebook is {size_mb} MB, over the --max-memory a worker may use "
+            f"({limit >> 20} MB). Instead, clear its outputs, or pass a larger --max-memory"
+        )
     return (
-        f"not migrated: the file is {len(data) / (1 << 20):.1f} MB, over --max-file-size ({max_size / (1 << 20):g} "
+        f"not migrated: the file is {size_mb} MB, over --max-file-size ({limit / (1 << 20):g} "
         "MB); parsing it would need up to 1.5 GB of memory and a minute per MB. Instead, split the file, or pass "
         "a larger --max-file-size (and --max-memory) to migrate it"
     )
@@ -387,6 +438,10 @@ def _write_back(
     elif results:  # what a filter writes back
         result = results[0]
         sys.stdout.buffer.write(result.old if result.status == "error" else result.new)
+        if result.unread:  # over its bound: the rest goes through unread, so that a filter never cuts a file
+            import shutil
+
+            shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer, 1 << 20)
         sys.stdout.buffer.flush()
 
 
@@ -396,7 +451,7 @@ def _write_report(path: str, results: Sequence[_Result], mode: str, target: str,
     try:
         _write.write_whole(path, text.encode("utf-8"))
     except OSError as error:
-        print(f"lossscale-compat: error: --report {path}: cannot write: {error.strerror}", file=stderr)
+        print(f"lossscale-compat: error: --report {path}: cannot write: {error.strerror or error}", file=stderr)
         return False
     return True
 

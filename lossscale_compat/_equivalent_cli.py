@@ -15,6 +15,7 @@ import stat
 import sys
 import warnings
 import zipfile
+import zlib
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -54,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UnreadableError as error:
         print(f"lossscale-compat equivalent: {error}", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - a file we could not read is exit 2, never 1 ("not equivalent")
+        print(f"lossscale-compat equivalent: {_cannot_read(args, error)}", file=sys.stderr)
+        return EXIT_ERROR
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from lossscale_compat import _equivalence
 
@@ -72,7 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for warning in caught:  # said of the file, in one line; a warning's own place would be this command's
             if not issubclass(warning.category, (DeprecationWarning, PendingDeprecationWarning)):  # hidden by default
                 print(f"lossscale-compat equivalent: {path}: warning: {_one_line(warning.message)}", file=sys.stderr)
-    differences = _equivalence.summary_differences(*summaries)
+    try:
+        differences = _equivalence.summary_differences(*summaries)
+    except Exception as error:  # noqa: BLE001 - settings of types no saved optimizer holds
+        print(f"lossscale-compat equivalent: cannot compare the two configs: {_one_line(error)}", file=sys.stderr)
+        return EXIT_ERROR
     if differences:
         print("The optimizers are not equivalent:\n  " + "\n  ".join(differences))
         return EXIT_DIFFERENT
@@ -91,6 +99,12 @@ def _training_note(summary: dict[str, Any]) -> str:
     if summary.get("loss_scaling") != "dynamic" or not _flavour.has_keras3_loss_scaling():
         return ""  # Keras 2's own class trains as TF 2.4's did; a fixed scale skips no step
     return f"Note: {KERAS3_DYNAMIC_DIFFERENCE}"
+
+
+def _cannot_read(args: argparse.Namespace, error: BaseException) -> str:
+    """One line for an error no reader below names: which side, if the error says, and what it is."""
+    where = next((path for path in (args.old, args.new) if path in str(error)), f"{args.old} or {args.new}")
+    return f"{where}: cannot read an optimizer config from it ({type(error).__name__}: {_one_line(error)})."
 
 
 def optimizer_config(path: str) -> dict[str, Any]:
@@ -140,14 +154,28 @@ _TOO_DEEP = "{path}: its JSON is nested too deeply to be an optimizer or model c
 def _from_model_config(data: dict[str, Any], path: str) -> dict[str, Any]:
     """The optimizer config in a model's training config (H5, SavedModel), compile config (.keras), or itself."""
     if "training_config" in data:
-        data = data["training_config"] or {}
+        data = _object(data["training_config"] or {}, path, "training_config")
     if "optimizer_config" in data:
         data = data["optimizer_config"]
     elif "compile_config" in data:
-        data = (data["compile_config"] or {}).get("optimizer") or {}
+        data = _object(data["compile_config"] or {}, path, "compile_config").get("optimizer") or {}
     if not isinstance(data, dict) or not data:
         raise UnreadableError(f"{path}: holds no optimizer config; save the model compiled, with its optimizer.")
+    name = data.get("class_name")
+    if name is not None and not isinstance(name, str):
+        raise UnreadableError(
+            f"{path}: its optimizer's class_name is a {type(name).__name__}, not a name; pass the file Keras saved."
+        )
     return data
+
+
+def _object(value: Any, path: str, key: str) -> dict[str, Any]:
+    """`value`, the JSON object under `key`; UnreadableError when it is of another type."""
+    if not isinstance(value, dict):
+        raise UnreadableError(
+            f"{path}: its {key} is a {type(value).__name__}, not a JSON object; pass the file Keras saved."
+        )
+    return value
 
 
 def _h5_training_config(path: str) -> dict[str, Any]:
@@ -156,10 +184,15 @@ def _h5_training_config(path: str) -> dict[str, Any]:
     try:
         with h5py.File(path, "r") as f:
             text = f.attrs.get("training_config")
-    except OSError as error:
+    except (OSError, ValueError, KeyError, RuntimeError) as error:  # h5py's errors on a damaged file
         raise UnreadableError(f"{path}: not a readable HDF5 file ({_one_line(error)}).") from error
     if text is None:
         raise UnreadableError(f"{path}: holds no optimizer config; save the model compiled, with its optimizer.")
+    if not isinstance(text, (str, bytes)):
+        raise UnreadableError(
+            f"{path}: its training_config attribute is a {type(text).__name__}, not the JSON text Keras writes; "
+            "pass the file Keras saved."
+        )
     try:
         return {"training_config": json.loads(text.decode() if isinstance(text, bytes) else text)}
     except ValueError as error:  # UnicodeDecodeError, JSONDecodeError, an integer over Python's digit limit
@@ -182,12 +215,22 @@ def _keras_zip_config(path: str) -> dict[str, Any]:
                 text = member.read(MAX_CONFIG_BYTES + 1)  # the size above is the header's word: read no more
             if len(text) > MAX_CONFIG_BYTES:
                 raise UnreadableError(_TOO_BIG.format(path=path, size=len(text)))
-            return json.loads(text)
-    except (zipfile.BadZipFile, KeyError, ValueError) as error:  # ValueError: bad JSON, over-long integers
+            data = json.loads(text)
+    except (
+        zipfile.BadZipFile,
+        KeyError,
+        ValueError,
+        OSError,
+        EOFError,
+        RuntimeError,
+        NotImplementedError,
+        zlib.error,
+    ) as error:  # bad JSON, over-long integers; encrypted (RuntimeError), an unknown or bad method
         what = f"not a .keras file with a config.json we can read ({_one_line(error)})"
         raise UnreadableError(f"{path}: {what}.") from error
     except RecursionError as error:
         raise UnreadableError(_TOO_DEEP.format(path=path)) from error
+    return _object(data, path, "config.json")
 
 
 _TOO_BIG = (
@@ -205,8 +248,11 @@ def _saved_model_metadata(path: str) -> dict[str, Any]:
     for name in ("keras_metadata.pb", "saved_model.pb"):
         file = os.path.join(path, name)
         if os.path.isfile(file):
-            with open(file, "rb") as f:
-                data = f.read()
+            try:
+                with open(file, "rb") as f:
+                    data = f.read()
+            except OSError as error:
+                raise UnreadableError(f"{file}: cannot read it ({error.strerror or error}).") from error
             metadata = _json_object_with(data, b'"training_config"')
             if metadata is not None:
                 return metadata

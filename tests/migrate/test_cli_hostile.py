@@ -94,7 +94,7 @@ def test_jobs_zero_is_rejected_and_jobs_are_capped(tmp_path, monkeypatch):
     assert (tmp_path / "a.py").read_bytes() == LEGACY
     started = []
 
-    def record(tasks, target, jobs, limits):
+    def record(tasks, target, jobs, limits, job="migrate"):
         started.append(jobs)
         return [cli._Result(path, "unchanged", data, data) for path, data in tasks]
 

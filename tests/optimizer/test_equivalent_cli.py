@@ -172,3 +172,95 @@ def test_equivalent_dynamic_configs_say_how_keras3s_own_class_trains_differently
     assert (code, err) == (0, "")
     said = "does not advance its `iterations`" in out and "lossscale-compat compare" in out
     assert said == KERAS3
+
+
+# Round four (issue #45): every side that could not be read is exit 2 and one line, never 1 ("not equivalent").
+
+
+def _json(tmp, name, value):
+    (tmp / name).write_text(json.dumps(value))
+    return str(tmp / name)
+
+
+def _h5_attribute(tmp, name, value):
+    import h5py
+    import numpy as np
+
+    with h5py.File(tmp / name, "w") as f:
+        f.attrs["training_config"] = np.asarray(value) if isinstance(value, list) else value
+    return str(tmp / name)
+
+
+def _keras_zip(tmp, name, config=b'{"compile_config": {"optimizer": {"class_name": "SGD", "config": {}}}}',
+               method=None, patch=None):
+    """A .keras zip holding `config` as config.json, then `patch(bytes) -> bytes` applied to the archive."""
+    import zipfile
+
+    path = tmp / name
+    with zipfile.ZipFile(path, "w", compression=method or zipfile.ZIP_STORED) as archive:
+        archive.writestr("config.json", config)
+    if patch is not None:
+        path.write_bytes(patch(path.read_bytes()))
+    return str(path)
+
+
+def _set_central(data, offset, value):
+    """Sets the 2-byte field at `offset` of the central directory header (0: its signature) and of the local one."""
+    central = data.index(b"PK\x01\x02")
+    local_offset = {8: 6, 10: 8}[offset]
+    data = bytearray(data)
+    data[central + offset:central + offset + 2] = value.to_bytes(2, "little")
+    data[local_offset:local_offset + 2] = value.to_bytes(2, "little")
+    return bytes(data)
+
+
+def _corrupt_deflate(data):
+    start = 30 + len("config.json")  # the local header, then the compressed bytes
+    return data[:start] + b"\xff" * 8 + data[start + 8:]
+
+
+UNREADABLE_ROUND_FOUR = {
+    "training_config a string": lambda tmp: _json(tmp, "a.json", {"training_config": "optimizer_config"}),
+    "training_config a list": lambda tmp: _json(tmp, "a.json", {"training_config": ["optimizer_config"]}),
+    "compile_config a string": lambda tmp: _json(tmp, "a.json", {"compile_config": "optimizer"}),
+    "compile_config a number": lambda tmp: _json(tmp, "a.json", {"compile_config": 3}),
+    "class_name a list": lambda tmp: _json(tmp, "a.json", {"class_name": ["SGD"], "config": {}}),
+    "class_name an object": lambda tmp: _json(tmp, "a.json", {"class_name": {"SGD": 1}, "config": {}}),
+    "inner class_name a list": lambda tmp: _json(tmp, "a.json", {"training_config": {"optimizer_config": {
+        "class_name": ["LossScaleOptimizer"], "config": {"inner_optimizer": {}}}}}),
+    "H5 training_config an array": lambda tmp: _h5_attribute(tmp, "m.h5", [1, 2, 3]),
+    "H5 training_config an int": lambda tmp: _h5_attribute(tmp, "m.h5", 7),
+    "H5 training_config JSON of a list": lambda tmp: _h5_attribute(tmp, "m.h5", "[1, 2]"),
+    ".keras config.json encrypted": lambda tmp: _keras_zip(tmp, "m.keras", patch=lambda d: _set_central(d, 8, 1)),
+    ".keras unsupported method": lambda tmp: _keras_zip(tmp, "m.keras", patch=lambda d: _set_central(d, 10, 99)),
+    ".keras corrupt deflate": lambda tmp: _keras_zip(tmp, "m.keras", config=b"{}" * 5000, method=8,
+                                                     patch=_corrupt_deflate),
+    ".keras config.json a list": lambda tmp: _keras_zip(tmp, "m.keras", config=b"[1]"),
+}
+
+
+@pytest.mark.parametrize("case", UNREADABLE_ROUND_FOUR)
+def test_a_side_of_the_wrong_shape_is_exit_2_and_one_line(capsys, tmp_path, case):
+    path = UNREADABLE_ROUND_FOUR[case](tmp_path)
+    code, out, err = run(capsys, path, OPTIMIZER_JSON)
+    lines = err.splitlines()
+    assert (code, out) == (2, ""), (code, out, err)
+    assert len(lines) == 1 and lines[0].startswith(f"lossscale-compat equivalent: {path}"), lines
+
+
+def test_an_unreadable_saved_model_pb_is_exit_2_and_one_line(capsys, tmp_path, monkeypatch):
+    import builtins
+
+    (tmp_path / "sm").mkdir()
+    (tmp_path / "sm" / "saved_model.pb").write_bytes(b"")
+    real_open = builtins.open
+
+    def refusing_open(file, *args, **kwargs):  # root reads a mode-000 file: refuse as the kernel would for a user
+        if str(file).endswith("saved_model.pb"):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing_open)
+    code, out, err = run(capsys, str(tmp_path / "sm"), OPTIMIZER_JSON)
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "saved_model.pb: cannot read it (Permission denied)" in err
