@@ -340,6 +340,8 @@ def _migrate_parsable(data: bytes, target: str, path: str, tree: ast.Module | No
         return FileResult(
             path, "unchanged", data, data, _with(findings, names_left(data, data, tree, target, findings))
         )
+    if printed + b"\r" == data and not new.endswith(b"\r"):  # libcst drops the last `\r` of a CR-only file
+        printed, new = data, new + b"\r"
     if printed != data:
         spliced = splice(data, printed, new)
         if spliced is None:

@@ -1,7 +1,8 @@
 """The verifier: finds every reference to a mixed-precision name in the codemod's output that the target lacks.
 
 References are imports at any depth, dotted names through any alias (an import, `name = a.b`, `self.x = a.b`,
-`name = importlib.import_module("a.b")`), `importlib.import_module("a.b")` and `getattr(x, "b")` with literal
+`name = importlib.import_module("a.b")`), `importlib.import_module("a.b")` (also through `import importlib as il`,
+`from importlib import import_module as im` or `im = importlib.import_module`) and `getattr(x, "b")` with literal
 strings. `tensorflow.compat.v1.compat.v2` reads as `tensorflow.compat.v2`. A reference inside a `try` whose handler
 catches ImportError or AttributeError, or inside such a handler, is a version guard and is not reported. What a
 target has is `_target_names`' recorded data; this module never imports TensorFlow.
@@ -40,6 +41,7 @@ class _Module:
         self.refs: list[tuple[ast.AST, str]] = []  # (node, full name) of imports and literal look-ups
         self.chains: list[ast.expr] = []  # outermost Name/Attribute chains, resolved once aliases are known
         self.assigns: list[tuple[str, ast.expr]] = []
+        self.calls: list[tuple[str, ast.Call]] = []  # (assigned name or "", call), read once importers are known
         self.guarded: list[tuple[int, int]] = []  # line spans of `try` bodies guarded by ImportError & co
         self.statements: list[tuple[int, int]] = []  # (first line, last line) of each simple statement
 
@@ -55,13 +57,33 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return parts[::-1]
 
 
-def _import_module_arg(node: ast.Call) -> str | None:
-    """The literal module name of `importlib.import_module("a.b")`, `import_module(name="a.b")`, a relative
-    `import_module(".b", "a")` or `__import__("a.b")`, else None."""
+_IMPORTERS = frozenset({"import_module", "__import__"})
+
+
+def _importers(found: _Module) -> frozenset[str]:
+    """The local names that call `importlib.import_module`: its own name, `from importlib import import_module as
+    im` and `im = importlib.import_module` (through any alias of importlib)."""
+    names = {local for local, fulls in found.aliases.items() if "importlib.import_module" in fulls}
+    for local, value in found.assigns:
+        parts = _dotted(value)
+        if parts and any(full == "importlib.import_module" for full, _ in _resolve(parts, found.aliases)):
+            names.add(local)
+    return _IMPORTERS | names
+
+
+def _import_module_arg(node: ast.Call, importers: frozenset[str] = _IMPORTERS) -> str | None:
+    """The literal module name of `importlib.import_module("a.b")` (through any alias of importlib or of the
+    function, `importers`), `import_module(name="a.b")`, a relative `import_module(".b", "a")` or `__import__("a.b")`,
+    else None."""
     func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    if name not in ("import_module", "__import__"):
+    if isinstance(func, ast.Attribute):
+        name = func.attr if func.attr in _IMPORTERS else None
+    else:
+        name = func.id if isinstance(func, ast.Name) and func.id in importers else None
+    if name is None:
         return None
+    if name != "__import__":
+        name = "import_module"
     given = {keyword.arg: keyword.value for keyword in node.keywords}
     module = node.args[0] if node.args else given.get("name")
     package = node.args[1] if len(node.args) > 1 else given.get("package")
@@ -123,9 +145,7 @@ def _collect_assign(node: ast.Assign, found: _Module) -> None:
         return
     value = node.value
     if isinstance(value, ast.Call):
-        literal = _import_module_arg(value)
-        if literal is not None:
-            found.aliases.setdefault(".".join(target), set()).add(literal)
+        found.calls.append((".".join(target), value))
     elif isinstance(value, (ast.Attribute, ast.Name)):
         found.assigns.append((".".join(target), value))
 
@@ -167,14 +187,25 @@ def _collect(tree: ast.AST) -> _Module:
             if not hasattr(node, "body"):
                 found.statements.append((node.lineno, node.end_lineno or node.lineno))
         elif isinstance(node, ast.Call):
-            literal = _import_module_arg(node)
-            if literal is not None:
-                found.refs.append((node, literal))
-            elif isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 2:
-                attr = node.args[1]
-                if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
-                    found.chains.append(node)
+            found.calls.append(("", node))
+    _collect_calls(found)
     return found
+
+
+def _collect_calls(found: _Module) -> None:
+    """Reads the calls `_collect` kept, once every import is known: imports by name and `getattr(x, "b")`."""
+    importers = _importers(found)
+    for target, node in found.calls:
+        literal = _import_module_arg(node, importers)
+        if target:  # `name = import_module("a.b")`; the call itself is seen again on its own
+            if literal is not None:
+                found.aliases.setdefault(target, set()).add(literal)
+        elif literal is not None:
+            found.refs.append((node, literal))
+        elif isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 2:
+            attr = node.args[1]
+            if isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+                found.chains.append(node)
 
 
 def _resolve(parts: list[str], aliases: dict[str, set[str]]) -> list[tuple[str, str]]:

@@ -28,6 +28,7 @@ from lossscale_compat import _flavour
 NONFINITE = {"inf": np.inf, "-inf": -np.inf, "nan": np.nan}
 DEFAULT_SHAPES: tuple[tuple[int, ...], ...] = ((3,), (2, 2))
 _NO_GROWTH_STEPS = 3  # growth steps assumed for a stream when neither side has a dynamic scale
+_MAX_DEFAULT_STEPS = 100_000  # the default schedule's gradients are made up front: bound what it may ask for
 
 _ITERATIONS_HINT = (
     "Keras 3's own LossScaleOptimizer does not count a skipped step in `iterations`; TF 2.4 did "
@@ -122,6 +123,12 @@ def behaviour_difference(
         nonfinite = default_nonfinite(growth_steps)
     if steps is None:
         steps = max(default_steps(growth_steps), max(nonfinite, default=-1) + 1)
+        if steps > _MAX_DEFAULT_STEPS:
+            raise ValueError(
+                f"dynamic_growth_steps={growth_steps} makes the default schedule {steps} steps long, over "
+                f"{_MAX_DEFAULT_STEPS:,}. Pass `steps` and `nonfinite` for a shorter schedule, or build both "
+                "sides with a smaller dynamic_growth_steps."
+            )
     initial, stream = _inputs(steps, nonfinite, variables, seed)
     old_run = _run(old_optimizer, initial, stream, jit_compile)
     new_run = _run(new_optimizer, initial, stream, jit_compile)

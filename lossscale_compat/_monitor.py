@@ -148,26 +148,41 @@ class LossScaleMonitor(_flavour.keras_callback_class()):  # type: ignore[misc]
         self._last = now
         if logs is not None:
             logs.update(loss_scale=now.scale, skipped_steps=self.skipped_steps)
-        if self._writer is not None:
-            with self._writer.as_default():
-                tf.summary.scalar("loss_scale", now.scale, step=now.iterations)
-                tf.summary.scalar("skipped_steps", self.skipped_steps, step=now.iterations)
+        self._write({"loss_scale": now.scale, "skipped_steps": self.skipped_steps}, now.iterations)
         if self.stop_after_skipped is not None and self._streak >= self.stop_after_skipped:
             self._stop(now)
 
     def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
         if logs is not None:
             logs.update(loss_scale=self._last.scale, skipped_steps=self.skipped_steps)
-        if self._writer is not None:
-            with self._writer.as_default():
-                tf.summary.scalar("skipped_steps_per_epoch", self._epoch["skipped"], step=epoch)
-                tf.summary.scalar("loss_scale_increases", self._epoch["increases"], step=epoch)
-                tf.summary.scalar("loss_scale_decreases", self._epoch["decreases"], step=epoch)
-            self._writer.flush()
+        epoch_counts = {
+            "skipped_steps_per_epoch": self._epoch["skipped"],
+            "loss_scale_increases": self._epoch["increases"],
+            "loss_scale_decreases": self._epoch["decreases"],
+        }
+        self._write(epoch_counts, epoch, flush=True)
 
     def on_train_end(self, logs: Any = None) -> None:
-        if self._writer is not None:
-            self._writer.flush()
+        self._write({}, 0, flush=True)
+
+    def _write(self, scalars: dict[str, Any], step: Any, flush: bool = False) -> None:
+        """Writes `scalars` to the event file; a write error (a full disk) is logged once and training goes on."""
+        if self._writer is None:
+            return
+        try:
+            with self._writer.as_default():
+                for tag, value in scalars.items():
+                    tf.summary.scalar(tag, value, step=step)
+            if flush:
+                self._writer.flush()
+        except OSError as error:
+            self._writer = None
+            _LOG.warning(
+                "LossScaleMonitor stopped writing to log_dir=%r: %s. Training goes on and fit's logs still get the "
+                "numbers; free space there, or pass another log_dir.",
+                self.log_dir,
+                error.strerror or error,
+            )
 
     def _stop(self, now: _Reading) -> None:
         self.model.stop_training = True

@@ -392,3 +392,28 @@ def test_the_verifier_follows_every_spelling_of_an_import_by_name(call):
     tree = ast.parse(f"import importlib\nmp = {call}\n")
     names = [name for *_, name, _via in _verify_names.references(tree)]
     assert "tensorflow.keras.mixed_precision.experimental" in names, names
+
+
+# Old Mac line endings (CR alone): migrated like any file, each `\r` kept.
+
+
+def test_a_file_with_cr_only_line_endings_is_migrated_keeping_them(tmp_path):
+    before = LEGACY.replace(b"\n", b"\r") + b"print(opt)\r"
+    after = MODERN.replace(b"\n", b"\r") + b"print(opt)\r"
+    (tmp_path / "mac.py").write_bytes(before)
+    checked = run("--check", "-j", "1", "mac.py", cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr
+    assert b"mac.py" in checked.stdout + checked.stderr, checked.stderr
+    done = run("--write", "-j", "1", "mac.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert b"migrated: mac.py" in done.stderr, done.stderr
+    assert (tmp_path / "mac.py").read_bytes() == after
+
+
+def test_a_cr_only_file_changed_on_its_last_line_is_migrated_not_skipped(tmp_path):
+    """libcst prints a CR-only file without its last `\r`: the change on that line was skipped as LSC201."""
+    (tmp_path / "mac.py").write_bytes(LEGACY.replace(b"\n", b"\r"))
+    done = run("--write", "-j", "1", "mac.py", cwd=tmp_path)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert b"LSC201" not in done.stdout + done.stderr
+    assert (tmp_path / "mac.py").read_bytes() == MODERN.replace(b"\n", b"\r")

@@ -122,6 +122,23 @@ def test_every_spelling_of_a_lacking_name_is_warned(spelling, target):
     assert result.findings, "a name the target lacks must carry a warning"
 
 
+@pytest.mark.parametrize(
+    "before",
+    [
+        'from importlib import import_module as im\nmp = im("tensorflow.keras.mixed_precision.experimental")\n',
+        'import importlib\nim = importlib.import_module\nmp = im("tensorflow.keras.mixed_precision.experimental")\n',
+        'import importlib as il\nmp = il.import_module("tensorflow.keras.mixed_precision.experimental")\n',
+    ],
+    ids=["from-import-as", "assigned", "module-alias"],
+)
+def test_import_module_under_another_name_is_followed(before):
+    """The call is left as it is (after == before) and warned (LSC150) on its line, whatever name it is called by."""
+    result = migrate_source(before.encode(), "keras3")
+    assert result.new.decode() == before
+    assert [(f.code, f.line) for f in result.findings] == [(w.NAME_LEFT, before.count("\n"))]
+    assert result.findings[0].detail[0] == "tensorflow.keras.mixed_precision.experimental"
+
+
 def test_a_version_guard_is_not_warned():
     """An import inside `try` with an ImportError handler keeps working on both sides: nothing to say."""
     source = """\

@@ -1,5 +1,9 @@
 """Skipped steps and the loss scale made visible: `skipped_steps`, `LossScaleMonitor`, and the custom-loop calls."""
 
+import errno
+import logging
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -25,8 +29,9 @@ def stack_native_optimizer(inner):
 
 
 OPTIMIZERS = {
-    "ours": lambda: lossscale_compat.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.05), initial_scale=8.0,
-                                                             dynamic_growth_steps=2),
+    "ours": lambda: lossscale_compat.KerasLossScaleOptimizer(
+        tf.keras.optimizers.SGD(0.05), initial_scale=8.0, dynamic_growth_steps=2
+    ),
     "stack's own": lambda: stack_native_optimizer(tf.keras.optimizers.SGD(0.05)),
 }
 
@@ -100,6 +105,7 @@ def test_skipped_steps_are_counted_once_under_mirrored_strategy(mirrored):
     def step(value):
         def replica():
             optimizer.apply_gradients([(tf.fill(v.shape, value), v) for v in variables])
+
         mirrored.run(replica)
 
     for value in (np.inf, 1.0, np.nan):
@@ -231,3 +237,17 @@ def test_a_log_dir_that_cannot_be_written_fails_at_construction(tmp_path):
 def test_a_log_dir_is_made_at_construction(tmp_path):
     lossscale_compat.LossScaleMonitor(log_dir=str(tmp_path / "a" / "b"))
     assert (tmp_path / "a" / "b").is_dir()
+
+
+def test_a_full_disk_under_log_dir_warns_once_and_training_goes_on(tmp_path, monkeypatch, caplog):
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(tf.summary, "scalar", full_disk)
+    monitor = lossscale_compat.LossScaleMonitor(log_dir=str(tmp_path))
+    watcher = WeightsWatcher()
+    with caplog.at_level(logging.WARNING, logger="lossscale_compat"):
+        model, history = fit(OPTIMIZERS["ours"](), [monitor, watcher], bad_rows=(9,), epochs=2)
+    assert len(history.history["loss_scale"]) == 2  # both epochs trained
+    (record,) = [r for r in caplog.records if "stopped writing" in r.getMessage()]
+    assert "No space left on device" in record.getMessage() and "pass another log_dir" in record.getMessage()

@@ -241,3 +241,11 @@ def test_a_nonfinite_step_outside_the_run_is_refused(nonfinite):
     with pytest.raises(ValueError, match=r"`nonfinite` steps must be whole numbers from 0 to 3 \(there are 4 steps"):
         assert_behaviour_equivalent(sgd_lso(), sgd_lso(), steps=4, nonfinite=nonfinite)
     assert_behaviour_equivalent(sgd_lso(), sgd_lso(), steps=4, nonfinite={np.int64(3): "nan"})
+
+
+def test_a_huge_growth_interval_is_refused_before_any_gradient_is_made():
+    """The default schedule is 2 * dynamic_growth_steps + 5 steps, all made up front: 10**9 would exhaust memory."""
+    old = lambda: lossscale_compat.KerasLossScaleOptimizer(SGD(0.1), dynamic_growth_steps=10**9)  # noqa: E731
+    with pytest.raises(ValueError, match=r"dynamic_growth_steps=1000000000 .* Pass `steps` and `nonfinite`"):
+        assert_behaviour_equivalent(old, old)
+    assert_behaviour_equivalent(old, old, steps=4, nonfinite={2: "inf"})  # the way out the message names
