@@ -452,6 +452,30 @@ SHORT = {
 }
 
 
+# The notes at a site the codemod writes with a lossscale_compat name (its optimizer class, a run-time fallback, a loss
+# scale, its testing helper): the whole set of ways to the shim, listed in docs/codemod.md's "What goes to the shim".
+SHIM_CODES = frozenset(
+    {
+        SHIM_NOTE,
+        OPTIMIZER_SHIM_NOTE,
+        LOOP_SHIM_NOTE,
+        ESCAPING_SHIM_NOTE,
+        CLASS_SHIM_NOTE,
+        GRAPH_REWRITE_FALLBACK_NOTE,
+        POLICY_FALLBACK_NOTE,
+        CLASS_CHECK_FALLBACK_NOTE,
+        MODULE_FALLBACK_NOTE,
+        CONFIG_EQUIVALENCE_NOTE,
+        PRIVATE_IMPORT_NOTE,
+        UNSCALED_APPLY_SHIM_NOTE,
+        CHECKPOINT_SHIM_NOTE,
+        FINAL_CLASS_SHIM_NOTE,
+        VALUE_FALLBACK_NOTE,
+        GRAPH_REWRITE_SHIM_NOTE,
+        TF24_CALL_SHIM_NOTE,
+    }
+)
+
 # The findings a tracing limit causes (the codemod did not follow an object to its construction): each message ends
 # with the line that blocked the trace and the one edit that unlocks the modern rewrite (`_blockers.detail`).
 BLOCKED_CODES = frozenset(
