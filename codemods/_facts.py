@@ -367,7 +367,8 @@ class Facts(Reading):
         for node in self.scanned:
             if not (isinstance(node, cst.Attribute) and node.attr.value == attribute):
                 continue
-            child, parent = node, self.parent(node)
+            child: cst.CSTNode = node
+            parent = self.parent(node)
             while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
                 child, parent = parent, self.parent(parent)  # `self.a, self.x = ...`
             if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.AsName, cst.Del)) or (
