@@ -226,31 +226,17 @@ def train(model, dataset):
         train_step(x, y)
 """
 
-_FACTORY_KERAS3 = """\
-import tensorflow as tf
-
-
-def get_optimizer(learning_rate):
-    optimizer = tf.keras.optimizers.Adam(learning_rate)
-    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
-    return optimizer
-
-
-def train(model, dataset):
-    optimizer = get_optimizer(1e-3)
-
-    @tf.function
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(model(x) - y))
-            scaled_loss = optimizer.scale_loss(loss)
-        scaled_gradients = tape.gradient(scaled_loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(scaled_gradients, model.trainable_variables))
-        return loss
-
-    for x, y in dataset:
-        train_step(x, y)
-"""
+# The loop's Keras 3 form: `scale_loss`, and `apply_gradients` given the scaled gradients (it unscales them).
+_FACTORY_KERAS3 = (
+    _FACTORY.replace("from tensorflow.keras.mixed_precision import experimental as mixed_precision\n", "")
+    .replace(
+        'mixed_precision.LossScaleOptimizer(optimizer, loss_scale="dynamic")',
+        "tf.keras.mixed_precision.LossScaleOptimizer(optimizer)",
+    )
+    .replace("optimizer.get_scaled_loss(loss)", "optimizer.scale_loss(loss)")
+    .replace("        gradients = optimizer.get_unscaled_gradients(scaled_gradients)\n", "")
+    .replace("zip(gradients, model", "zip(scaled_gradients, model")
+)
 
 
 def test_optimizer_returned_by_a_function_of_the_module_keras3():
