@@ -49,13 +49,23 @@ def _receiver(node: cst.CSTNode) -> cst.BaseExpression | None:
 
 def _first_untraced_loop(facts: Facts, construction: cst.CSTNode) -> str | None:
     """For LSC120 at a LossScaleOptimizer site: why the first loop call not traced to a construction is not."""
+    unscaled = None
     for call in facts.loops:
         receiver = _receiver(call)
         if receiver is not None and facts.held_value(receiver) is None:
             found = _untraced(facts, receiver)
             if found:
                 return f"The loop call at line {_line(facts, call)} is not traced: {found}"
-    return None
+        elif unscaled is None and cst.ensure_type(call.func, cst.Attribute).attr.value == "get_unscaled_gradients":
+            unscaled = call
+    if unscaled is None:
+        return None
+    return (
+        f"The loop is traced, but the unscaled gradients of the call at line {_line(facts, unscaled)} are not a name "
+        "of scaled gradients that only `apply_gradients` reads (a finding there says where they go, if anywhere). To "
+        "unlock it, bind the scaled gradients to a name (`scaled = tape.gradient(...)`), unscale that name "
+        "(`grads = opt.get_unscaled_gradients(scaled)`) and pass `grads` only to `apply_gradients`."
+    )
 
 
 def _untraced(facts: Facts, receiver: cst.BaseExpression) -> str | None:
@@ -67,6 +77,11 @@ def _untraced(facts: Facts, receiver: cst.BaseExpression) -> str | None:
             return _self_attribute(facts, receiver)
         if receiver.attr.value == "optimizer":
             return _model_optimizer(facts, receiver.value)
+    if isinstance(receiver, cst.Call) and full_name(receiver) == "super":
+        return (
+            "`super()` is the base class of this class, which the codemod does not follow. If it is not a "
+            "loss-scale optimizer, nothing here needs changing: mark the line `# lossscale-compat: ignore`."
+        )
     return (
         f"`{_text(receiver)}` is not a name, a `self` attribute or a model's `optimizer`. To unlock it, "
         + _OWN_NAME
@@ -138,9 +153,24 @@ def _self_attribute(facts: Facts, read: cst.Attribute) -> str:
         lines = ", ".join(str(_line(facts, store)) for store in stores)
         return f"`.{attribute}` is set at lines {lines}. {unlock}"
     if not stores:
-        return f"`self.{attribute}` is never set in this module. {unlock}"
+        return (
+            f"`self.{attribute}` is never set in this module (a base class, `compile` of a Keras `Model`, sets it). To "
+            "unlock it, rewrite the loop by hand: `get_scaled_loss` becomes `scale_loss`, and `apply_gradients` takes "
+            "the scaled gradients and unscales them itself."
+            if attribute == "optimizer"
+            else f"`self.{attribute}` is never set in this module. {unlock}"
+        )
     if facts.method_class(stores[0]) is not facts.method_class(read) or full_name(stores[0]) != f"self.{attribute}":
         return f"`.{attribute}` is set at line {_line(facts, stores[0])}, not on `self` in this class. {unlock}"
+    target = facts.parent(stores[0])
+    assign = facts.parent(target) if target is not None else None
+    value = assign.value if isinstance(assign, cst.Assign) else None
+    if attribute != "optimizer" and isinstance(value, cst.Name):
+        why = _rebound(facts, value)
+        if why:
+            return f"`self.{attribute}` is set at line {_line(facts, stores[0])} to `{value.value}`, and {why}"
+    if attribute != "optimizer":
+        return f"`self.{attribute}` is set at line {_line(facts, stores[0])} to a value not traced. {unlock}"
     return (
         f"`self.{attribute}` is set at line {_line(facts, stores[0])} in a class with a base, whose `compile` may set "
         f"`{attribute}` too. To unlock it, keep the LossScaleOptimizer under another attribute "

@@ -155,3 +155,60 @@ def test_blocked_codes_are_the_figures_tracing_codes():
     import corpus_figure
 
     assert corpus_figure.TRACING_CODES == w.BLOCKED_CODES
+
+
+def test_a_traced_loop_whose_gradients_are_not_a_name_names_the_unscale_call():
+    # Modelled on TF 2.4-era loops that unscale `tape.gradient(...)` in place; our own code.
+    source = """\
+        import tensorflow as tf
+
+        optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")
+
+
+        def step(tape, loss, variables):
+            scaled = optimizer.get_scaled_loss(loss)
+            grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, variables))
+            optimizer.apply_gradients(zip(grads, variables))
+        """
+    (finding,) = _findings(source)[w.LOOP_SHIM_NOTE]
+    assert "The loop is traced, but the unscaled gradients of the call at line 8" in finding.message
+    assert "bind the scaled gradients to a name" in finding.message
+
+
+def test_a_self_attribute_set_from_a_rebound_parameter_names_both_lines():
+    # Modelled on OpenNMT-tf's trainer (`if mixed: optimizer = LossScaleOptimizer(optimizer)`, then
+    # `self._optimizer = optimizer`); our own code.
+    source = """\
+        import tensorflow as tf
+
+
+        class Trainer:
+            def __init__(self, optimizer, mixed):
+                if mixed:
+                    optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, "dynamic")
+                self._optimizer = optimizer
+
+            def step(self, tape, loss, variables):
+                scaled = self._optimizer.get_scaled_loss(loss)
+                self._optimizer.apply_gradients(zip(tape.gradient(scaled, variables), variables))
+        """
+    (finding,) = _findings(source)[w.LOOP_SHIM_NOTE]
+    assert "`self._optimizer` is set at line 8 to `optimizer`, and `optimizer` is bound again at line 7" in (
+        finding.message
+    )
+
+
+def test_super_as_a_receiver_says_how_to_mark_the_line():
+    source = """\
+        import tensorflow as tf
+
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), "dynamic")
+
+
+        class Clipped(tf.keras.optimizers.Adam):
+            def apply_gradients(self, grads_and_vars, clip_norm=0.5, **kwargs):
+                return super().apply_gradients(grads_and_vars, "clipped", **kwargs)
+        """
+    found = _findings(source)
+    finding = next(f for code in (w.TF24_CALL_NOT_PROVEN,) for f in found.get(code, []))
+    assert "`super()` is the base class" in finding.message and "# lossscale-compat: ignore" in finding.message
