@@ -19,6 +19,7 @@ are never asked about. It follows libcst 1.x's scope rules (`tests/migrate/test_
 from __future__ import annotations
 
 import builtins
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -36,14 +37,81 @@ _LOCAL, _IMPORT, _BUILTIN = QualifiedNameSource.LOCAL, QualifiedNameSource.IMPOR
 class Access:
     """One use of a name: the node (a Name, the dotted Attribute an import binds, or a string annotation)."""
 
-    __slots__ = ("_index", "node", "referents", "scope")
+    __slots__ = ("_end", "_index", "_seen", "node", "scope")
 
-    def __init__(self, node: cst.CSTNode, scope: Scope, index: int) -> None:
+    def __init__(self, node: cst.CSTNode, scope: Scope, index: int, seen: _Seen, end: int) -> None:
         self.node = node
         self.scope = scope
         self._index = index
-        self.referents: dict[Binding, None] = {}
-        """The bindings this use may see (a dict used as an ordered set)."""
+        self._seen = seen
+        self._end = end
+
+    @property
+    def referents(self) -> list[Binding]:
+        """The bindings this use may see, in order: the first `_end` of one scope's bindings of its name."""
+        return self._seen.bindings[: self._end]
+
+    def qualified_names(self) -> frozenset[QualifiedName]:
+        """What this use may stand for: the qualified names of its referents, worked out once per prefix."""
+        return self._seen.qualified_names(self._end)
+
+
+class _Seen:
+    """One scope's bindings of one name, in order, as the uses that see some of them look them up.
+
+    A use sees a prefix of them (those before it in its own scope, or all), so a use stores only where its prefix
+    ends, and the qualified names of each prefix are built up once: a name bound in each of n notebook cells costs
+    n steps, not n * n.
+    """
+
+    __slots__ = ("_unions", "bindings", "indices")
+
+    def __init__(self, bound: Collection[Binding]) -> None:
+        self.bindings = list(bound)
+        self.indices = [binding._index for binding in self.bindings]  # never decreasing: see `Scope.bind`
+        self._unions: list[frozenset[QualifiedName]] = [frozenset()]
+
+    def qualified_names(self, end: int) -> frozenset[QualifiedName]:
+        unions = self._unions
+        while len(unions) <= end:
+            last, own = unions[-1], self.bindings[len(unions) - 1].own_qualified_names()
+            unions.append(last if own <= last else last | own)
+        return unions[end]
+
+
+class _Group:
+    """The uses of one name in one scope, in the order of the walk (so by index), and what they resolve to."""
+
+    __slots__ = ("_last", "_shadowed", "accesses", "indices", "name", "scope", "seen")
+
+    def __init__(self, scope: Scope, name: str, seen: Collection[Binding]) -> None:
+        self.scope = scope
+        self.name = name
+        self.seen = seen
+        """The bindings `name` may stand for in `scope`: all of one scope's."""
+        self.accesses: list[Access] = []
+        self.indices: list[int] = []
+        self._shadowed: Collection[Binding] | None = None
+        self._last = max((bound._index for bound in seen), default=-1)
+
+    def shadowed(self) -> Collection[Binding]:
+        """The bindings a use made before every binding of its own scope falls back to (`Binding.references`)."""
+        if self._shadowed is None:
+            owner = next(iter(self.seen)).scope if self.seen else None
+            self._shadowed = ()
+            if owner is self.scope and owner.parent is not owner:
+                self._shadowed = owner.parent[self.name]
+        return self._shadowed
+
+    def uses_of(self, binding: Binding) -> list[Access]:
+        """The uses of this group that may see `binding`, as libcst records them (see `Binding.references`)."""
+        if binding in self.seen:
+            if binding.scope is not self.scope:
+                return self.accesses
+            return self.accesses[bisect_right(self.indices, binding._index) :]
+        if binding in self.shadowed():  # the uses made before the last binding of their own scope
+            return self.accesses[: bisect_right(self.indices, self._last)]
+        return []
 
 
 class Binding:
@@ -56,7 +124,7 @@ class Binding:
         self.scope = scope
         self.node = node
         self._index = index
-        self._references: dict[Access, None] = {}
+        self._references: dict[Access, None] | None = None
         self._own_names: frozenset[QualifiedName] | None = None
 
     def own_qualified_names(self) -> frozenset[QualifiedName]:
@@ -67,24 +135,21 @@ class Binding:
 
     @property
     def references(self) -> Collection[Access]:
-        """The uses that may see this binding."""
-        self.scope.tracker.infer(self.name.partition(".")[0])
+        """The uses that may see this binding, worked out on the first question.
+
+        As libcst records them: a use in the binding's scope after it, a use elsewhere that resolves to the binding's
+        scope, and a use made before every binding of its own scope that falls back to this (an outer) binding.
+        """
+        tracker = self.scope.tracker
+        tracker.infer(self.name.partition(".")[0])
+        if self._references is None:
+            groups = tracker.groups.get(self.name, ())
+            self._references = {use: None for group in groups for use in group.uses_of(self)}
         return self._references.keys()
 
     def qualified_names(self, dotted: str) -> set[QualifiedName]:
         prefix = self.scope.name_prefix
         return {QualifiedName(f"{prefix}.{dotted}" if prefix else dotted, _LOCAL)}
-
-    def _record_accesses(self, accesses: list[Access]) -> None:
-        earlier = []
-        for access in accesses:
-            if access.scope is not self.scope or self._index < access._index:
-                self._references[access] = None
-            else:
-                earlier.append(access)
-        if earlier and self.scope.parent is not self.scope:
-            for shadowed in self.scope.parent[self.name]:  # a use before this binding sees the parent's
-                shadowed._record_accesses(earlier)
 
 
 class BuiltinBinding(Binding):
@@ -230,7 +295,7 @@ class Scope:
                 self.tracker.infer(full.partition(".")[0])
             uses = self._uses_by_node.get(node)
             if uses:
-                return {name for use in uses for binding in use.referents for name in binding.own_qualified_names()}
+                return set().union(*(use.qualified_names() for use in uses))
         return self._qualified_by_prefix(node)
 
     def _qualified_by_prefix(self, node: cst.CSTNode) -> set[QualifiedName]:
@@ -339,6 +404,10 @@ class _Tracker:
         self.unresolved: dict[str, list[tuple[Scope, cst.Name, int, Any, Any]]] = {}
         self.resolved: set[str] = set()
         """The first names taken out of `unresolved` so far."""
+        self.groups: dict[str, list[_Group]] = {}
+        """A (dotted) name's groups of uses, one per scope, in the order of their first use."""
+        self.seen: dict[tuple[int, int], _Seen] = {}
+        """Each collection of bindings some use sees (a dict of `Scope._bindings`), by id and size."""
 
     def release(self) -> None:
         """Empties every scope, binding and use, so that the module's tree is freed as soon as it is dropped.
@@ -349,10 +418,7 @@ class _Tracker:
         for scope in self.scopes:
             for bound in scope._bindings.values():
                 for binding in bound:
-                    binding._references.clear()
-            for uses in scope._uses_by_name.values():
-                for use in uses:
-                    use.referents.clear()
+                    binding._references = None
             scope._bindings.clear()
             scope._uses_by_name.clear()
             scope._uses_by_node.clear()
@@ -361,18 +427,21 @@ class _Tracker:
         self.scopes.clear()
         self.scope_of.clear()
         self.unresolved.clear()
+        self.groups.clear()
+        self.seen.clear()
 
     def used_roots(self) -> set[str]:
         """The first name of every use the walk recorded, resolved yet or not."""
         return set(self.unresolved) | self.resolved
 
     def infer(self, root: str) -> None:
-        """Works out, for every use whose first name is `root`, what it sees, and the uses of each binding."""
+        """Works out, for every use whose first name is `root`, what it sees; the uses of each binding are worked out
+        from the same groups when asked (`Binding.references`)."""
         raw = self.unresolved.pop(root, None)
         if not raw:
             return
         self.resolved.add(root)
-        groups: dict[tuple[Scope, str], list[Access]] = {}
+        groups: dict[tuple[Scope, str], _Group] = {}
         for scope, name_node, index, dotted, string in raw:
             node: cst.CSTNode = name_node
             name = name_node.value
@@ -383,19 +452,29 @@ class _Tracker:
                         break
             if string is not None:
                 node = string
-            access = Access(node, scope, index)
-            groups.setdefault((scope, name), []).append(access)
-            seen = scope._resolve(name, scope)
-            earlier = [b for b in seen if b.scope is not scope or b._index < index]
-            if not earlier and seen and scope.parent is not scope:
-                earlier = list(scope.parent._resolve(name, scope))
-            for binding in earlier:
-                access.referents[binding] = None
+            group = groups.get((scope, name))
+            if group is None:
+                group = groups[scope, name] = _Group(scope, name, scope._resolve(name, scope))
+                self.groups.setdefault(name, []).append(group)
+            seen = self._seen(group.seen)
+            end = len(seen.bindings)
+            if end and seen.bindings[0].scope is scope:
+                end = bisect_left(seen.indices, index)  # in its own scope, a use sees the bindings before it
+                if not end and scope.parent is not scope:
+                    seen = self._seen(scope.parent._resolve(name, scope))
+                    end = len(seen.bindings)
+            access = Access(node, scope, index, seen, end)
+            group.accesses.append(access)
+            group.indices.append(index)
             scope._uses_by_name.setdefault(name, []).append(access)
             scope._uses_by_node.setdefault(node, []).append(access)
-        for (scope, name), accesses in groups.items():
-            for binding in list(scope._resolve(name, scope)):
-                binding._record_accesses(accesses)
+
+    def _seen(self, bound: Collection[Binding]) -> _Seen:
+        key = (id(bound), len(bound))
+        seen = self.seen.get(key)
+        if seen is None:
+            seen = self.seen[key] = _Seen(bound)
+        return seen
 
 
 class _Walk:
