@@ -2,8 +2,11 @@
 
 One walk over the module records, per scope, each binding (assignment, import, def, class, parameter) with its
 position among the scope's bindings, and each use of a name, unresolved. Which bindings a use sees, and which uses a
-binding has, are worked out for one first name at a time, only when asked (`_Tracker.infer`): most names of a module
-are never asked about. It follows libcst 1.x's scope rules (`tests/migrate/test_scopes.py`; why ours: codemod.md):
+binding has, are worked out for one first name at a time, only when asked (`_Tracker.infer`, `Binding.references`):
+most names of a module are never asked about. Neither is stored pair by pair: a use sees a prefix of one scope's
+bindings of its name, and a binding's uses are slices of its name's uses grouped by scope, so a name bound in each of
+n notebook cells costs n steps, not n * n. It follows libcst 1.x's scope rules (`tests/migrate/test_scopes.py`; why
+ours: codemod.md):
 
 - A use sees the bindings of its name in the nearest enclosing scope that has any, skipping class scopes from inside
   nested functions; `global`/`nonlocal` redirect a name to the module or the enclosing scope. In its own scope it
