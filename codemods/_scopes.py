@@ -22,7 +22,7 @@ ours: codemod.md):
 from __future__ import annotations
 
 import builtins
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -30,91 +30,11 @@ import libcst as cst
 from libcst.metadata import QualifiedName, QualifiedNameSource
 
 from ._fields import holds_no_name, named_children
-from ._scope_lookup import qualified_under
+from ._scope_lookup import Access, Group, Seen, qualified_under
 from ._values import full_name, named_prefixes
 
 _T = TypeVar("_T")
 _LOCAL, _IMPORT, _BUILTIN = QualifiedNameSource.LOCAL, QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN
-
-
-class Access:
-    """One use of a name: the node (a Name, the dotted Attribute an import binds, or a string annotation)."""
-
-    __slots__ = ("_end", "_index", "_seen", "node", "scope")
-
-    def __init__(self, node: cst.CSTNode, scope: Scope, index: int, seen: _Seen, end: int) -> None:
-        self.node = node
-        self.scope = scope
-        self._index = index
-        self._seen = seen
-        self._end = end
-
-    @property
-    def referents(self) -> list[Binding]:
-        """The bindings this use may see, in order: the first `_end` of one scope's bindings of its name."""
-        return self._seen.bindings[: self._end]
-
-    def qualified_names(self) -> frozenset[QualifiedName]:
-        """What this use may stand for: the qualified names of its referents, worked out once per prefix."""
-        return self._seen.qualified_names(self._end)
-
-
-class _Seen:
-    """One scope's bindings of one name, in order, as the uses that see some of them look them up.
-
-    A use sees a prefix of them (those before it in its own scope, or all), so a use stores only where its prefix
-    ends, and the qualified names of each prefix are built up once: a name bound in each of n notebook cells costs
-    n steps, not n * n.
-    """
-
-    __slots__ = ("_unions", "bindings", "indices")
-
-    def __init__(self, bound: Collection[Binding]) -> None:
-        self.bindings = list(bound)
-        self.indices = [binding._index for binding in self.bindings]  # never decreasing: see `Scope.bind`
-        self._unions: list[frozenset[QualifiedName]] = [frozenset()]
-
-    def qualified_names(self, end: int) -> frozenset[QualifiedName]:
-        unions = self._unions
-        while len(unions) <= end:
-            last, own = unions[-1], self.bindings[len(unions) - 1].own_qualified_names()
-            unions.append(last if own <= last else last | own)
-        return unions[end]
-
-
-class _Group:
-    """The uses of one name in one scope, in the order of the walk (so by index), and what they resolve to."""
-
-    __slots__ = ("_last", "_shadowed", "accesses", "indices", "name", "scope", "seen")
-
-    def __init__(self, scope: Scope, name: str, seen: Collection[Binding]) -> None:
-        self.scope = scope
-        self.name = name
-        self.seen = seen
-        """The bindings `name` may stand for in `scope`: all of one scope's."""
-        self.accesses: list[Access] = []
-        self.indices: list[int] = []
-        self._shadowed: Collection[Binding] | None = None
-        self._last = max((bound._index for bound in seen), default=-1)
-
-    def shadowed(self) -> Collection[Binding]:
-        """The bindings a use made before every binding of its own scope falls back to (`Binding.references`)."""
-        if self._shadowed is None:
-            owner = next(iter(self.seen)).scope if self.seen else None
-            self._shadowed = ()
-            if owner is self.scope and owner.parent is not owner:
-                self._shadowed = owner.parent[self.name]
-        return self._shadowed
-
-    def uses_of(self, binding: Binding) -> list[Access]:
-        """The uses of this group that may see `binding`, as libcst records them (see `Binding.references`)."""
-        if binding in self.seen:
-            if binding.scope is not self.scope:
-                return self.accesses
-            return self.accesses[bisect_right(self.indices, binding._index) :]
-        if binding in self.shadowed():  # the uses made before the last binding of their own scope
-            return self.accesses[: bisect_right(self.indices, self._last)]
-        return []
 
 
 class Binding:
@@ -407,9 +327,9 @@ class _Tracker:
         self.unresolved: dict[str, list[tuple[Scope, cst.Name, int, Any, Any]]] = {}
         self.resolved: set[str] = set()
         """The first names taken out of `unresolved` so far."""
-        self.groups: dict[str, list[_Group]] = {}
+        self.groups: dict[str, list[Group]] = {}
         """A (dotted) name's groups of uses, one per scope, in the order of their first use."""
-        self.seen: dict[tuple[int, int], _Seen] = {}
+        self.seen: dict[tuple[int, int], Seen] = {}
         """Each collection of bindings some use sees (a dict of `Scope._bindings`), by id and size."""
 
     def release(self) -> None:
@@ -444,7 +364,7 @@ class _Tracker:
         if not raw:
             return
         self.resolved.add(root)
-        groups: dict[tuple[Scope, str], _Group] = {}
+        groups: dict[tuple[Scope, str], Group] = {}
         for scope, name_node, index, dotted, string in raw:
             node: cst.CSTNode = name_node
             name = name_node.value
@@ -457,7 +377,7 @@ class _Tracker:
                 node = string
             group = groups.get((scope, name))
             if group is None:
-                group = groups[scope, name] = _Group(scope, name, scope._resolve(name, scope))
+                group = groups[scope, name] = Group(scope, name, scope._resolve(name, scope))
                 self.groups.setdefault(name, []).append(group)
             seen = self._seen(group.seen)
             end = len(seen.bindings)
@@ -472,11 +392,11 @@ class _Tracker:
             scope._uses_by_name.setdefault(name, []).append(access)
             scope._uses_by_node.setdefault(node, []).append(access)
 
-    def _seen(self, bound: Collection[Binding]) -> _Seen:
+    def _seen(self, bound: Collection[Binding]) -> Seen:
         key = (id(bound), len(bound))
         seen = self.seen.get(key)
         if seen is None:
-            seen = self.seen[key] = _Seen(bound)
+            seen = self.seen[key] = Seen(bound)
         return seen
 
 
