@@ -229,7 +229,7 @@ def xla(repeats):
         for form in [*FORMS, NATIVE_AGAIN]:
             paired = sorted(ours / theirs for ours, theirs in zip(samples[form], samples["native"]))
             print(
-                f"  {form:22s} ratio {statistics.median(samples[form]) / native:6.3f} "
+                f"  {form:23s} ratio {statistics.median(samples[form]) / native:6.3f} "
                 f"(paired {paired[0]:.3f}-{paired[-1]:.3f}, {repeats} repeats)   "
                 f"ops/conditionals/loops {counts(runs[form], x, y)}   HLO fusions {fusions(runs[form], x, y)}"
             )
