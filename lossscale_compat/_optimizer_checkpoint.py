@@ -115,8 +115,7 @@ class TF24CheckpointNames:
     _update_uid: int  # likewise: the number of the restore that last restored this optimizer
 
     def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
-        if cached_dependencies is not None and name in _POSITIONAL_SLOTS:  # restoring today's layout of slots
-            self._warn_restoring_after_steps()
+        self._warn_restoring_after_steps(name, cached_dependencies is not None)
         if name.startswith(_INNER_CLASS_MARK):  # written first, so it is read before the slots
             self.__dict__["_checkpoint_inner_class"] = (self._update_uid, name[len(_INNER_CLASS_MARK) :])
             return (cached_dependencies or {}).get(name)  # ours when the class is the same
@@ -155,8 +154,9 @@ class TF24CheckpointNames:
             self.__dict__.setdefault("_tf24_unmatched", set()).add(name)
         return None
 
-    def _warn_restoring_after_steps(self) -> None:
-        """Warns, once per restore, that a restore into an optimizer that has slots already may differ from TF 2.4's.
+    def _warn_restoring_after_steps(self, name: str, restoring: bool) -> None:
+        """Warns, once per restore of today's layout of slots (`name`), that a restore into an optimizer that has
+        stepped may differ from TF 2.4's.
 
         TF 2.4 restored a slot only with its variable, so an optimizer-only checkpoint restored into an optimizer that
         had stepped kept that optimizer's own slots (tests/goldens/tf24_stepped_restore.json); today's optimizers
@@ -164,7 +164,7 @@ class TF24CheckpointNames:
         in the same checkpoint. TF 2.4's `OptimizerV2` (a legacy inner optimizer) restores slots as TF 2.4 did.
         """
         restore = getattr(self, "_update_uid", -1)
-        if self.__dict__.get("_tf24_restore_warned") == restore:
+        if not restoring or name not in _POSITIONAL_SLOTS or self.__dict__.get("_tf24_restore_warned") == restore:
             return
         self.__dict__["_tf24_restore_warned"] = restore
         inner = _flavour.wrapped_optimizer(self)
@@ -176,8 +176,8 @@ class TF24CheckpointNames:
             f"This checkpoint is restored into a {_inner_access.tf24_class_name(self)} whose {type(inner).__name__} "
             "has taken steps already. The step count, learning rate and loss scale are restored as in TF 2.4, and so "
             "are the slots if the checkpoint also holds the model's variables. If it does not, TF 2.4 kept this "
-            "optimizer's own slots, but today's Keras gives back the checkpoint's (and, where the optimizer checkpoints the "
-            "variables it updates, those variables' values too), so training goes on differently. "
+            "optimizer's own slots, but today's Keras gives back the checkpoint's (and, where the optimizer "
+            "checkpoints the variables it updates, those variables' values too), so training goes on differently. "
             "To resume as TF 2.4 did, restore before the first step, or put the model in the checkpoint "
             "(`tf.train.Checkpoint(model=model, optimizer=optimizer)`).",
             UserWarning,

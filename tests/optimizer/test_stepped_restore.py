@@ -23,8 +23,10 @@ import lossscale_compat
 from lossscale_compat import _slots
 
 GOLDEN = json.loads((GOLDEN_DIR / "tf24_stepped_restore.json").read_text())
-FORMS = {"experimental": lambda inner: lossscale_compat.LossScaleOptimizer(inner, "dynamic"),
-         "keras": lambda inner: lossscale_compat.KerasLossScaleOptimizer(inner)}
+FORMS = {
+    "experimental": lambda inner: lossscale_compat.LossScaleOptimizer(inner, "dynamic"),
+    "keras": lambda inner: lossscale_compat.KerasLossScaleOptimizer(inner),
+}
 pytestmark = pytest.mark.tf_checkpoint
 
 # The recorder's data, drawn the same way.

@@ -64,7 +64,8 @@ def record(with_model, directory):
     train(model, optimizer, FIRST_JOB)
     saved = {"model": model} if with_model else {}
     prefix = tf.train.Checkpoint(steps=tf.Variable(len(FIRST_JOB)), optimizer=optimizer, **saved).save(
-        os.path.join(directory, "with_model" if with_model else "optimizer_only"))
+        os.path.join(directory, "with_model" if with_model else "optimizer_only")
+    )
     second_model, second = build()
     train(second_model, second, SECOND_JOB_OWN)
     result = {"saved": state(model, optimizer), "before_restore": state(second_model, second)}

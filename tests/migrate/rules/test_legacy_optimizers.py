@@ -150,7 +150,9 @@ def test_an_optimizer_that_cannot_be_written_legacy_is_warned_and_left(before, a
     """No legacy form (AdamW), or a bare imported name: left as it is, LSC154 names why."""
     source = OPENNMT_TRAINER.replace(before, after)
     if after.startswith("Adam("):
-        source = source.replace("import tensorflow as tf\n", "import tensorflow as tf\n    from tensorflow.keras.optimizers import Adam\n")
+        source = source.replace(
+            "import tensorflow as tf\n", "import tensorflow as tf\n    from tensorflow.keras.optimizers import Adam\n"
+        )
     new, codes = migrate(source, "tf_keras")
     assert after in new and "optimizers.legacy" not in new
     assert codes.count(w.LEGACY_OPTIMIZER_NOT_WRITTEN) == 1 and w.LEGACY_OPTIMIZER_NOTE not in codes
