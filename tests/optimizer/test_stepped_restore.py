@@ -16,7 +16,9 @@ import warnings
 
 import numpy as np
 import pytest
+import stepped_restore_program as program
 import tensorflow as tf
+from stepped_restore_program import train
 from tf24_goldens import GOLDEN_DIR
 
 import lossscale_compat
@@ -29,32 +31,11 @@ FORMS = {
 }
 pytestmark = pytest.mark.tf_checkpoint
 
-# The recorder's data, drawn the same way.
-rng = np.random.RandomState(11)
-X = rng.uniform(-1, 1, size=(8, 4, 3)).astype("float32")
-Y = rng.uniform(-1, 1, size=(8, 4, 2)).astype("float32")
-X[4, 0, 0] = np.inf
-X[6, 1, 2] = np.inf
-WEIGHTS = [rng.uniform(-0.5, 0.5, size=(3, 2)).astype("float32"), np.zeros(2, "float32")]
 BATCHES = GOLDEN["batches"]
 
 
 def build(form):
-    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
-    model.set_weights(WEIGHTS)
-    return model, FORMS[form](tf.keras.optimizers.Adam(0.05))
-
-
-def train(model, optimizer, batches):
-    @tf.function
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            scaled = optimizer.get_scaled_loss(tf.reduce_mean(tf.square(model(x) - y)))
-        grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, model.trainable_variables))
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-
-    for i in batches:
-        step(X[i], Y[i])
+    return program.build(FORMS[form])
 
 
 STEPPED = "has taken steps already"

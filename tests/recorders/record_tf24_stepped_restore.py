@@ -16,35 +16,21 @@ slots and the weights before the restore, right after it, and after the last ste
 import os
 import tempfile
 
-import numpy as np
 import tf24_recording
 from tf24_recording import tf
 
-rng = np.random.RandomState(11)
-X = rng.uniform(-1, 1, size=(8, 4, 3)).astype("float32")
-Y = rng.uniform(-1, 1, size=(8, 4, 2)).astype("float32")
-X[4, 0, 0] = np.inf  # the second job's own second step overflows
-X[6, 1, 2] = np.inf  # and, after the restore, its second
-WEIGHTS = [rng.uniform(-0.5, 0.5, size=(3, 2)).astype("float32"), np.zeros(2, "float32")]
-FIRST_JOB, SECOND_JOB_OWN, AFTER_RESTORE = (0, 1, 2), (3, 4), (5, 6, 7)
+import stepped_restore_program as program  # noqa: E402  (tests/goldens/, put on the path by tf24_recording)
+
+FIRST_JOB, SECOND_JOB_OWN, AFTER_RESTORE, train = (
+    program.FIRST_JOB,
+    program.SECOND_JOB_OWN,
+    program.AFTER_RESTORE,
+    program.train,
+)
 
 
 def build():
-    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
-    model.set_weights(WEIGHTS)
-    return model, tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.Adam(0.05), "dynamic")
-
-
-def train(model, optimizer, batches):
-    @tf.function
-    def step(x, y):
-        with tf.GradientTape() as tape:
-            scaled = optimizer.get_scaled_loss(tf.reduce_mean(tf.square(model(x) - y)))
-        grads = optimizer.get_unscaled_gradients(tape.gradient(scaled, model.trainable_variables))
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-
-    for i in batches:
-        step(X[i], Y[i])
+    return program.build(lambda inner: tf.keras.mixed_precision.experimental.LossScaleOptimizer(inner, "dynamic"))
 
 
 def state(model, optimizer):
