@@ -78,7 +78,7 @@ def test_restore_into_a_stepped_optimizer_as_tf24(form, checkpoint, tmp_path):
         assert_state(second_model, second, want["after_training"], "after training on")
         return
     # The named difference: the count and the scale as TF 2.4.0 restored them, the slots the checkpoint's, and the
-    # weights too where today's optimizer checkpoints the variables it updates (TF 2.21's Keras 3 and tf_keras).
+    # weights too where today's optimizer checkpoints the variables it updates (Keras 3's do: docs/support.md).
     kernels = [name for name, shape in tf.train.list_variables(prefix) if shape == [3, 2]]
     weights = want["saved" if len(kernels) > len(want["saved"]["slots"]) else "after_restore"]["weights"]
     differs = dict(want["after_restore"], slots=want["saved"]["slots"], weights=weights)
