@@ -338,3 +338,135 @@ class Facts(Reading):
             return False
         scope = self.scopes.get(call.func) or self.global_scope
         return all(isinstance(binding, BuiltinBinding) for binding in scope[call.func.value])
+
+    def held_value(self, read: Expr, depth: int = 0) -> Expr | None:
+        """The value the expression `read` holds when it runs, or None: a name through `seen_value`; `self.x` where the
+        module sets `.x` once, as `self.x = value` in a method of the reading method's class; `m.optimizer` of a model
+        name compiled once (`m.compile(optimizer=value)`) and otherwise only called or read, its `optimizer` never
+        bound; each followed through a call of a function of this module whose one `return` ends its body."""
+        if depth > 8:
+            return None
+        value: Expr | None = None
+        if isinstance(read, cst.Name):
+            value = self.seen_value(read)
+        elif isinstance(read, cst.Attribute) and isinstance(read.value, cst.Name):
+            if read.value.value == "self":
+                value = self._self_attribute_value(read)
+            elif read.attr.value == "optimizer":
+                value = self._compiled_optimizer(read.value)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            returned = self._returned_by(value.func)
+            return self.held_value(returned, depth + 1) if returned is not None else value
+        if isinstance(value, (cst.Name, cst.Attribute)) and value is not read:
+            return self.held_value(value, depth + 1)
+        return value
+
+    def attribute_stores(self, attribute: str) -> list[cst.Attribute]:
+        """Every `<x>.attribute` of the module in a place that binds or deletes it (any receiver)."""
+        stores = []
+        for node in self.scanned:
+            if not (isinstance(node, cst.Attribute) and node.attr.value == attribute):
+                continue
+            child: cst.CSTNode = node
+            parent = self.parent(node)
+            while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+                child, parent = parent, self.parent(parent)  # `self.a, self.x = ...`
+            if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.AsName, cst.Del)) or (
+                isinstance(parent, (cst.For, cst.CompFor)) and parent.target is child
+            ):
+                stores.append(node)
+        return stores
+
+    def _self_attribute_value(self, read: cst.Attribute) -> Expr | None:
+        """`self.x`'s value where the module binds `.x` once, `self.x = value` in a method of `read`'s class."""
+        cls = self.method_class(read)
+        stores = self.attribute_stores(read.attr.value)
+        store = stores[0] if len(stores) == 1 else None
+        target = self.parent(store) if store is not None else None
+        assign = self.parent(target) if target is not None else None
+        if (
+            cls is None
+            or not isinstance(store, cst.Attribute)
+            or not isinstance(store.value, cst.Name)
+            or store.value.value != "self"
+            or self.method_class(store) is not cls
+            or not isinstance(assign, cst.Assign)
+            or len(assign.targets) != 1
+            or (read.attr.value == "optimizer" and self._external_base(read))
+        ):
+            return None
+        return assign.value
+
+    def _external_base(self, method_node: cst.CSTNode) -> bool:
+        """Whether the class whose method holds `method_node` has a base other than `object` (a Keras `Model`'s
+        `compile` sets `optimizer`)."""
+        node: cst.CSTNode | None = method_node
+        while node is not None and not isinstance(node, cst.ClassDef):
+            node = self.parent(node)
+        return node is None or any(full_name(base.value) != "object" for base in node.bases)
+
+    def _compiled_optimizer(self, model: cst.Name) -> Expr | None:
+        """The optimizer given to the one `model.compile(...)` of the model `model` reads, where every other use of
+        that name is a call of the model or a read of one of its attributes, and no `.optimizer` is bound."""
+        scope = self.scopes.get(model)
+        accesses = [a for a in scope.accesses[model] if a.node is model] if scope is not None else []
+        if len(accesses) != 1 or len(accesses[0].referents) != 1:
+            return None
+        stores = self.attribute_stores("optimizer")
+        compiles = []
+        for access in next(iter(accesses[0].referents)).references:
+            parent = self.parent(access.node)
+            if isinstance(parent, cst.Call) and parent.func is access.node:
+                continue
+            if not (isinstance(parent, cst.Attribute) and parent.value is access.node) or parent in stores:
+                return None
+            call = self.parent(parent)
+            if parent.attr.value == "compile" and isinstance(call, cst.Call) and call.func is parent:
+                compiles.append(call)
+        if len(compiles) != 1:
+            return None
+        args = compiles[0].args
+        given = [a for a in args if a.keyword is not None and a.keyword.value == "optimizer"]
+        if not given and args and args[0].keyword is None and not args[0].star:
+            given = [args[0]]
+        return given[0].value if len(given) == 1 else None
+
+    def _returned_by(self, func: cst.Name) -> Expr | None:
+        """What the module-level function `func` names returns: the value of its one `return`, its body's last
+        statement, in a function with no decorator, `yield` or other `return`."""
+        bindings = list(self.global_scope.assignments[func.value])
+        scope = self.scopes.get(func)
+        seen = scope[func.value] if scope is not None else ()
+        definition = bindings[0].node if len(bindings) == 1 else None
+        if not isinstance(definition, cst.FunctionDef) or list(seen) != bindings or definition.decorators:
+            return None
+        returns = _Returns()
+        definition.body.visit(returns)
+        last = definition.body.body[-1] if isinstance(definition.body, cst.IndentedBlock) else None
+        small = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+        if returns.other or returns.found != [small] or not isinstance(small, cst.Return):
+            return None
+        return small.value
+
+
+class _Returns(cst.CSTVisitor):
+    """The `return` statements of a function body (not of functions or classes in it), and whether it yields."""
+
+    def __init__(self) -> None:
+        self.found: list[cst.CSTNode] = []
+        self.other = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found.append(node)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.other = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False

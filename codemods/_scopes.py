@@ -2,8 +2,11 @@
 
 One walk over the module records, per scope, each binding (assignment, import, def, class, parameter) with its
 position among the scope's bindings, and each use of a name, unresolved. Which bindings a use sees, and which uses a
-binding has, are worked out for one first name at a time, only when asked (`_Tracker.infer`): most names of a module
-are never asked about. It follows libcst 1.x's scope rules (`tests/migrate/test_scopes.py`; why ours: codemod.md):
+binding has, are worked out for one first name at a time, only when asked (`_Tracker.infer`, `Binding.references`):
+most names of a module are never asked about. Neither is stored pair by pair: a use sees a prefix of one scope's
+bindings of its name, and a binding's uses are slices of its name's uses grouped by scope, so a name bound in each of
+n notebook cells costs n steps, not n * n. It follows libcst 1.x's scope rules (`tests/migrate/test_scopes.py`; why
+ours: codemod.md):
 
 - A use sees the bindings of its name in the nearest enclosing scope that has any, skipping class scopes from inside
   nested functions; `global`/`nonlocal` redirect a name to the module or the enclosing scope. In its own scope it
@@ -19,6 +22,7 @@ are never asked about. It follows libcst 1.x's scope rules (`tests/migrate/test_
 from __future__ import annotations
 
 import builtins
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -26,24 +30,11 @@ import libcst as cst
 from libcst.metadata import QualifiedName, QualifiedNameSource
 
 from ._fields import holds_no_name, named_children
-from ._scope_lookup import qualified_under
+from ._scope_lookup import Access, Group, Seen, qualified_under
 from ._values import full_name, named_prefixes
 
 _T = TypeVar("_T")
 _LOCAL, _IMPORT, _BUILTIN = QualifiedNameSource.LOCAL, QualifiedNameSource.IMPORT, QualifiedNameSource.BUILTIN
-
-
-class Access:
-    """One use of a name: the node (a Name, the dotted Attribute an import binds, or a string annotation)."""
-
-    __slots__ = ("_index", "node", "referents", "scope")
-
-    def __init__(self, node: cst.CSTNode, scope: Scope, index: int) -> None:
-        self.node = node
-        self.scope = scope
-        self._index = index
-        self.referents: dict[Binding, None] = {}
-        """The bindings this use may see (a dict used as an ordered set)."""
 
 
 class Binding:
@@ -56,7 +47,7 @@ class Binding:
         self.scope = scope
         self.node = node
         self._index = index
-        self._references: dict[Access, None] = {}
+        self._references: dict[Access, None] | None = None
         self._own_names: frozenset[QualifiedName] | None = None
 
     def own_qualified_names(self) -> frozenset[QualifiedName]:
@@ -67,24 +58,21 @@ class Binding:
 
     @property
     def references(self) -> Collection[Access]:
-        """The uses that may see this binding."""
-        self.scope.tracker.infer(self.name.partition(".")[0])
+        """The uses that may see this binding, worked out on the first question.
+
+        As libcst records them: a use in the binding's scope after it, a use elsewhere that resolves to the binding's
+        scope, and a use made before every binding of its own scope that falls back to this (an outer) binding.
+        """
+        tracker = self.scope.tracker
+        tracker.infer(self.name.partition(".")[0])
+        if self._references is None:
+            groups = tracker.groups.get(self.name, ())
+            self._references = {use: None for group in groups for use in group.uses_of(self)}
         return self._references.keys()
 
     def qualified_names(self, dotted: str) -> set[QualifiedName]:
         prefix = self.scope.name_prefix
         return {QualifiedName(f"{prefix}.{dotted}" if prefix else dotted, _LOCAL)}
-
-    def _record_accesses(self, accesses: list[Access]) -> None:
-        earlier = []
-        for access in accesses:
-            if access.scope is not self.scope or self._index < access._index:
-                self._references[access] = None
-            else:
-                earlier.append(access)
-        if earlier and self.scope.parent is not self.scope:
-            for shadowed in self.scope.parent[self.name]:  # a use before this binding sees the parent's
-                shadowed._record_accesses(earlier)
 
 
 class BuiltinBinding(Binding):
@@ -230,7 +218,7 @@ class Scope:
                 self.tracker.infer(full.partition(".")[0])
             uses = self._uses_by_node.get(node)
             if uses:
-                return {name for use in uses for binding in use.referents for name in binding.own_qualified_names()}
+                return set().union(*(use.qualified_names() for use in uses))
         return self._qualified_by_prefix(node)
 
     def _qualified_by_prefix(self, node: cst.CSTNode) -> set[QualifiedName]:
@@ -339,6 +327,10 @@ class _Tracker:
         self.unresolved: dict[str, list[tuple[Scope, cst.Name, int, Any, Any]]] = {}
         self.resolved: set[str] = set()
         """The first names taken out of `unresolved` so far."""
+        self.groups: dict[str, list[Group]] = {}
+        """A (dotted) name's groups of uses, one per scope, in the order of their first use."""
+        self.seen: dict[tuple[int, int], Seen] = {}
+        """Each collection of bindings some use sees (a dict of `Scope._bindings`), by id and size."""
 
     def release(self) -> None:
         """Empties every scope, binding and use, so that the module's tree is freed as soon as it is dropped.
@@ -349,10 +341,7 @@ class _Tracker:
         for scope in self.scopes:
             for bound in scope._bindings.values():
                 for binding in bound:
-                    binding._references.clear()
-            for uses in scope._uses_by_name.values():
-                for use in uses:
-                    use.referents.clear()
+                    binding._references = None
             scope._bindings.clear()
             scope._uses_by_name.clear()
             scope._uses_by_node.clear()
@@ -361,18 +350,21 @@ class _Tracker:
         self.scopes.clear()
         self.scope_of.clear()
         self.unresolved.clear()
+        self.groups.clear()
+        self.seen.clear()
 
     def used_roots(self) -> set[str]:
         """The first name of every use the walk recorded, resolved yet or not."""
         return set(self.unresolved) | self.resolved
 
     def infer(self, root: str) -> None:
-        """Works out, for every use whose first name is `root`, what it sees, and the uses of each binding."""
+        """Works out, for every use whose first name is `root`, what it sees; the uses of each binding are worked out
+        from the same groups when asked (`Binding.references`)."""
         raw = self.unresolved.pop(root, None)
         if not raw:
             return
         self.resolved.add(root)
-        groups: dict[tuple[Scope, str], list[Access]] = {}
+        groups: dict[tuple[Scope, str], Group] = {}
         for scope, name_node, index, dotted, string in raw:
             node: cst.CSTNode = name_node
             name = name_node.value
@@ -383,19 +375,29 @@ class _Tracker:
                         break
             if string is not None:
                 node = string
-            access = Access(node, scope, index)
-            groups.setdefault((scope, name), []).append(access)
-            seen = scope._resolve(name, scope)
-            earlier = [b for b in seen if b.scope is not scope or b._index < index]
-            if not earlier and seen and scope.parent is not scope:
-                earlier = list(scope.parent._resolve(name, scope))
-            for binding in earlier:
-                access.referents[binding] = None
+            group = groups.get((scope, name))
+            if group is None:
+                group = groups[scope, name] = Group(scope, name, scope._resolve(name, scope))
+                self.groups.setdefault(name, []).append(group)
+            seen = self._seen(group.seen)
+            end = len(seen.bindings)
+            if end and seen.bindings[0].scope is scope:
+                end = bisect_left(seen.indices, index)  # in its own scope, a use sees the bindings before it
+                if not end and scope.parent is not scope:
+                    seen = self._seen(scope.parent._resolve(name, scope))
+                    end = len(seen.bindings)
+            access = Access(node, scope, index, seen, end)
+            group.accesses.append(access)
+            group.indices.append(index)
             scope._uses_by_name.setdefault(name, []).append(access)
             scope._uses_by_node.setdefault(node, []).append(access)
-        for (scope, name), accesses in groups.items():
-            for binding in list(scope._resolve(name, scope)):
-                binding._record_accesses(accesses)
+
+    def _seen(self, bound: Collection[Binding]) -> Seen:
+        key = (id(bound), len(bound))
+        seen = self.seen.get(key)
+        if seen is None:
+            seen = self.seen[key] = Seen(bound)
+        return seen
 
 
 class _Walk:

@@ -474,6 +474,53 @@ SHORT = {
 }
 
 
+# The notes at a site the codemod writes with a lossscale_compat name (its optimizer class, a run-time fallback, a loss
+# scale, its testing helper): the whole set of ways to the shim, listed in docs/codemod.md's "What goes to the shim".
+SHIM_CODES = frozenset(
+    {
+        SHIM_NOTE,
+        OPTIMIZER_SHIM_NOTE,
+        LOOP_SHIM_NOTE,
+        ESCAPING_SHIM_NOTE,
+        CLASS_SHIM_NOTE,
+        GRAPH_REWRITE_FALLBACK_NOTE,
+        POLICY_FALLBACK_NOTE,
+        CLASS_CHECK_FALLBACK_NOTE,
+        MODULE_FALLBACK_NOTE,
+        CONFIG_EQUIVALENCE_NOTE,
+        PRIVATE_IMPORT_NOTE,
+        UNSCALED_APPLY_SHIM_NOTE,
+        CHECKPOINT_SHIM_NOTE,
+        FINAL_CLASS_SHIM_NOTE,
+        VALUE_FALLBACK_NOTE,
+        GRAPH_REWRITE_SHIM_NOTE,
+        TF24_CALL_SHIM_NOTE,
+    }
+)
+
+# The findings a tracing limit causes (the codemod did not follow an object to its construction): each message ends
+# with the line that blocked the trace and the one edit that unlocks the modern rewrite (`_blockers.detail`).
+BLOCKED_CODES = frozenset(
+    {
+        AMBIGUOUS_NAME,
+        RECEIVER_NOT_PROVEN,
+        LOOP_SHIM_NOTE,
+        SCALE_READ_NOT_PROVEN,
+        UNTRACED_LOOP_NOTE,
+        TF24_CALL_NOT_PROVEN,
+    }
+)
+# What a finding of a `BLOCKED_CODES` code says where no blocking line is known: the edit that unlocks the rewrite.
+UNLOCK_BY_CODE = {
+    code: "To unlock the rewrite, import the TF 2.4 module or name once under one name, and bind other values under "
+    "other names."
+    if code == AMBIGUOUS_NAME
+    else "To unlock the modern rewrite, build the LossScaleOptimizer in this module and bind it once, to a name or a "
+    "`self` attribute that the code here reads."
+    for code in BLOCKED_CODES
+}
+
+
 def docs_anchor(code: str) -> str:
     """Where `code` is explained in the repository's docs: its row of docs/codemod.md's warning-code table."""
     return f"docs/codemod.md#{code.lower()}"
@@ -531,7 +578,9 @@ class Finding:
 
     @property
     def message(self) -> str:
-        """Returns the text of this finding's code, with its `detail` filled in."""
+        """Returns the text of this finding's code, with its `detail` filled in (for `BLOCKED_CODES`, added)."""
+        if self.code in BLOCKED_CODES:
+            return f"{MESSAGES[self.code]} {self.detail[0] if self.detail else UNLOCK_BY_CODE[self.code]}"
         return MESSAGES[self.code].format(*self.detail) if self.detail else MESSAGES[self.code]
 
     @property
@@ -565,5 +614,7 @@ def explain(code: str) -> str | None:
         return None
     kind = "note" if code in NOTE_CODES else "needs a person"
     message = MESSAGES[code].format(*_DETAIL_PLACEHOLDERS[code]) if code in _DETAIL_PLACEHOLDERS else MESSAGES[code]
+    if code in BLOCKED_CODES:
+        message += " (At each finding: the line that blocked the trace, and the one edit that unlocks the rewrite.)"
     wrapped = textwrap.fill(message, width=100, break_long_words=False, break_on_hyphens=False)
     return f"{code} ({kind}): {SHORT[code]}\n\n{wrapped}\n\nDocs: {docs_anchor(code)}\n"

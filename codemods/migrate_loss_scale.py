@@ -21,7 +21,7 @@ from libcst.metadata import CodeRange, PositionProvider
 
 from lossscale_compat import _mapping
 
-from . import _apply, _decide, _import_plan, _node_plan, _positions, _tf1
+from . import _apply, _blockers, _decide, _import_plan, _node_plan, _positions, _tf1
 from . import _warnings as w
 from ._edits import EMPTY_PLAN, Plan, SiteEdit, merged
 from ._facts import Facts
@@ -91,7 +91,10 @@ class MigrateLossScaleCommand(ResolveWithoutCopy, CodemodCommand):
         else:
             self.input_print, places = _positions.starts(module, {node for node, _ in self.plan.warnings})
             self.printed = self.input_print.code.encode(module.encoding)
-        self.findings = [w.Finding(*places[node], code) for node, code in self.plan.warnings]
+        self.findings = [
+            w.Finding(*places[node], code, detail=_blockers.detail(self.facts, node, code))
+            for node, code in self.plan.warnings
+        ]
         self.findings.sort(key=lambda f: (f.line, f.col, f.code))
         for finding in self.findings:
             self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")

@@ -30,6 +30,7 @@ REASONS = {
         "loss_scale_factor is Keras 3's",
         "`loss_scale_factor` is Keras 3's fixed scale",
         "Keras 3's scale_loss/apply-unscales contract exists only on Keras 3",
+        "the tf_keras target's output runs where `tf.keras` is Keras 2",
         "Keras 2 still writes a model's variables under TF 2.4's names",
         "Keras 3's own LossScaleOptimizer has Keras 3's variable layout only there",
         "Keras 2's own LossScaleOptimizer saves no loss-scale state only on Keras 2",

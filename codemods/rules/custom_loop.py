@@ -183,11 +183,9 @@ def _attributes_only(facts: Facts, model: cst.BaseExpression) -> bool:
 
 
 def is_migrated_optimizer(facts: Facts, receiver: Expr, migrated: Collection[cst.CSTNode]) -> bool:
-    """Returns whether `receiver` is a name that holds, when read, one of the `migrated` LossScaleOptimizer calls
-    (bound once, or last rebound to it: `Facts.seen_value`)."""
-    if not isinstance(receiver, cst.Name):
-        return False
-    value = facts.seen_value(receiver)
+    """Returns whether `receiver` holds, when read, one of the `migrated` LossScaleOptimizer calls (`Facts.held_value`:
+    a name bound once or last rebound to it, `self.x` set once, a compiled model's `optimizer`, a function's return)."""
+    value = facts.held_value(receiver)
     return value is not None and value in migrated
 
 
@@ -265,7 +263,7 @@ def plan_other_scale_read(
     parent = facts.parent(read)
     if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.Del)):
         return Plan()
-    value = facts.seen_value(read.value) if isinstance(read.value, cst.Name) else None
+    value = facts.held_value(read.value)
     if value is not None and value in on_shim:
         return Plan()
     if value is not None and value in migrated:
@@ -286,7 +284,7 @@ def plan_wrap_scale_reads(
     edits) is not such a wrap."""
     parts = []
     for read in reads:
-        value = facts.seen_value(read.value) if isinstance(read.value, cst.Name) else None
+        value = facts.held_value(read.value)
         if value is not None and value in migrated and not isinstance(replace.get(value), FoldFactor):
             parts.append(plan_other_scale_read(facts, read, migrated, on_shim))
     return merged(parts)

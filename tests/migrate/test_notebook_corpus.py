@@ -1,8 +1,8 @@
 """A corpus of notebooks laid out as Colab, Kaggle, an older Jupyter and VS Code write them (tests/migrate/notebooks/,
 modelled on public TF 2.4-era notebooks: TensorFlow's mixed-precision guide as Colab keeps it, Kaggle's one-line
 export): each migrates for both targets, none skipped, only the changed cells' `source` strings differ, every TF 2.4
-name left in a cell is named by a finding on that cell, and the keras3 results run through a Jupyter kernel, each
-failing cell being one a finding named."""
+name left in a cell is named by a finding on that cell, and the results run through a Jupyter kernel (the keras3
+target's on Keras 3, the tf_keras target's where `tf.keras` is Keras 2), each failing cell being one a finding named."""
 
 from __future__ import annotations
 
@@ -69,20 +69,26 @@ def test_each_notebook_migrates_keeping_every_byte_outside_the_changed_sources(p
 READ_BEFORE_BUILD = pytest.mark.xfail(
     strict=True, reason="LSC121 renames a loss_scale read made before the first step; Keras 3 has no scale yet"
 )
-RUNS = [pytest.param(p, marks=READ_BEFORE_BUILD) if p.stem == "vscode_indent4_crlf" else p for p in CORPUS]
+RUNS = [
+    pytest.param(p, target, marks=READ_BEFORE_BUILD if (p.stem, target) == ("vscode_indent4_crlf", "keras3") else ())
+    for p in CORPUS
+    for target in ("keras3", "tf_keras")
+]
 
 
-@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.stem)
-def test_each_migrated_notebook_runs_in_a_kernel_where_no_finding_says_otherwise(path, tmp_path):
-    """Should run every code cell of the keras3 result, except cells a finding needing a person named."""
+@pytest.mark.parametrize(("path", "target"), RUNS, ids=lambda p: getattr(p, "stem", p))
+def test_each_migrated_notebook_runs_in_a_kernel_where_no_finding_says_otherwise(path, target, tmp_path):
+    """Should run every code cell of the result for `target`, except cells a finding needing a person named."""
     pytest.importorskip("tensorflow")  # the codemod-libcst sessions have none
     from lossscale_compat import _flavour
 
-    if not _flavour.has_keras3_loss_scaling():  # the keras3 target's output runs on Keras 3 only
+    if target == "keras3" and not _flavour.has_keras3_loss_scaling():
         pytest.skip("Keras 3's scale_loss/apply-unscales contract exists only on Keras 3")
+    if target == "tf_keras" and _flavour.has_keras3_loss_scaling():
+        pytest.skip("the tf_keras target's output runs where `tf.keras` is Keras 2 (tf221-tfkeras, tf215-keras2)")
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    result = migrate_notebook(path.read_bytes(), "keras3", str(path))
+    result = migrate_notebook(path.read_bytes(), target, str(path))
     flagged = {f.cell for f in result.new_findings if f.code not in w.NOTE_CODES}
     raw = json.loads(result.new)
     kept = [index for index, cell in enumerate(raw["cells"]) if "cell_type" in cell]  # nbformat requires it
