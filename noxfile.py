@@ -217,6 +217,7 @@ TF24_RECORDERS = (
     "tests/recorders/record_tf24_equivalence.py",
     "tests/recorders/record_tf24_untraced_loop.py",
     "tests/recorders/record_tf24_cross_restore.py",
+    "tests/recorders/record_tf24_stepped_restore.py",
     "tests/recorders/record_tf24_raw_apply.py",
     "tests/recorders/record_tf24_bad_scales.py",
     "tests/recorders/record_tf24_lambda_h5.py",

@@ -65,6 +65,9 @@ TF24_CALL_NOT_PROVEN = "LSC149"
 NAME_LEFT = "LSC150"
 DEVICE_CHECK_DROPPED = "LSC151"
 CONFIG_COMPARED_UNTRACED = "LSC152"
+# tf_keras: a file whose TF 2.4 behaviour depends on `OptimizerV2` keeps it (issue 44; `rules.legacy_optimizers`).
+LEGACY_OPTIMIZER_NOTE = "LSC153"
+LEGACY_OPTIMIZER_NOT_WRITTEN = "LSC154"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -306,6 +309,23 @@ MESSAGES = {
         "is a loss-scale optimizer, build it with `lossscale_compat.KerasLossScaleOptimizer`, which takes these calls "
         "as TF 2.4 did, or pass the inner optimizer's argument to it by keyword and drop the rest."
     ),
+    LEGACY_OPTIMIZER_NOTE: (
+        "TF 2.4's behaviour of this file depends on TF 2.4's optimizer class, `OptimizerV2`: it defines an optimizer "
+        "that overrides one of its methods (`apply_gradients`, `_resource_apply_dense`/`_sparse`, `_create_slots`, "
+        "`get_gradients`, ...), calls `get_gradients`, or checkpoints a loss-scale optimizer (TF 2.4's checkpoints "
+        "keep slots as `OptimizerV2` does). On Keras 2 today `tf.keras.optimizers.X` is another class that calls none "
+        "of those methods, has no `get_gradients` and refuses those checkpoints' slots, so this optimizer is now "
+        "`tf.keras.optimizers.legacy.X`: TF 2.4's class, as `lossscale-compat run` gives it. To move on: port the "
+        "overrides to `update_step`/`build` and take gradients with a `tf.GradientTape`, then drop `.legacy`."
+    ),
+    LEGACY_OPTIMIZER_NOT_WRITTEN: (
+        "TF 2.4's behaviour of this file depends on TF 2.4's optimizer class, `OptimizerV2` (an override of one of its "
+        "methods, `get_gradients`, or a checkpoint of a loss-scale optimizer), and this Keras optimizer could not be "
+        "made the legacy one: it is imported by its bare name, or Keras 2 has no legacy form of it (only Adadelta, "
+        "Adagrad, Adam, Adamax, Ftrl, Nadam, Optimizer, RMSprop and SGD). It was left alone, so on Keras 2 it is "
+        "today's class, which trains and checkpoints differently. Instead, write `tf.keras.optimizers.legacy.X` "
+        "here, or run the file unmodified with `lossscale-compat run`."
+    ),
     POLICY_FALLBACK_NOTE: (
         "A modern policy has no `loss_scale`, and this one cannot be dropped provably (a loss scale known only at "
         "run time or other than the default, or a `loss_scale` read of the policy), so the call now builds "
@@ -445,6 +465,8 @@ SHORT = {
     NAME_LEFT: "still names something the target lacks; use the target's name",
     DEVICE_CHECK_DROPPED: "private device check import removed; nothing else changes",
     CONFIG_COMPARED_UNTRACED: "get_config() of untraced objects compared; use assert_config_equivalent",
+    LEGACY_OPTIMIZER_NOTE: "TF 2.4 code needs OptimizerV2: now tf.keras.optimizers.legacy",
+    LEGACY_OPTIMIZER_NOT_WRITTEN: "TF 2.4 code needs OptimizerV2; write tf.keras.optimizers.legacy here",
     NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
     NOTEBOOK_LAYOUT: "layout not kept; notebook rewritten in Jupyter's layout: review the diff",
     NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",
@@ -537,6 +559,7 @@ NOTE_CODES = frozenset(
         CONFIG_EQUIVALENCE_NOTE,
         PRIVATE_IMPORT_NOTE,
         DEVICE_CHECK_DROPPED,
+        LEGACY_OPTIMIZER_NOTE,
     }
 )
 

@@ -28,7 +28,7 @@ from ._facts import Facts
 from ._libcst_internals import ResolveWithoutCopy
 from ._scan import collect_facts
 from ._values import Expr
-from .rules import config_compare, custom_loop, keras3_notes, policy, private_modules, tf24_calls
+from .rules import config_compare, custom_loop, keras3_notes, legacy_optimizers, policy, private_modules, tf24_calls
 
 TARGETS = _mapping.TARGETS
 
@@ -264,6 +264,10 @@ def _global_scale_reads(run: Run, done: Mapping[str, Any]) -> Plan:
     return Plan(warnings=tuple(policy.global_scale_read_warnings(run.facts, done["decisions"])))
 
 
+def _legacy_optimizers(run: Run, done: Mapping[str, Any]) -> Plan:
+    return legacy_optimizers.plan_legacy_optimizers(run.facts, run.target, done["decisions"])
+
+
 def _config_comparisons(run: Run, done: Mapping[str, Any]) -> Plan:
     return config_compare.plan_comparisons(run.facts)
 
@@ -300,6 +304,7 @@ PASSES: tuple[Pass, ...] = (
     Pass("kept imports", ("bindings", "global_scope"), ("decisions",), False, _kept_imports),
     Pass("global loss-scale reads", ("policy_scale_reads",), ("decisions",), False, _global_scale_reads),
     Pass("config comparisons", ("config_reads",), (), False, _config_comparisons),
+    Pass("legacy optimizers", ("applies", "parents"), ("decisions",), False, _legacy_optimizers),
 )
 
 

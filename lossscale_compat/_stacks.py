@@ -75,6 +75,7 @@ CORE_TESTS = (
     "tests/optimizer/test_raw_apply.py",
     "tests/optimizer/test_scheduled_rate.py",
     "tests/optimizer/test_state.py",
+    "tests/optimizer/test_stepped_restore.py",
     "tests/optimizer/test_tf24_lso_test_items.py",
     "tests/optimizer/test_training.py",
     "tests/loss_scale/test_checkpoint.py",

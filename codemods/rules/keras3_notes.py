@@ -219,28 +219,33 @@ def _getter_attribute(facts: Facts, value: cst.BaseExpression) -> str | None:
 def checkpointed_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit]) -> Edits:
     """New edits that build a dynamic wrap a `tf.train.Checkpoint` tracks with our class (LSC144): TF 2.4's state
     names."""
-    moved: Edits = {}
-    if not _keras3_wraps(facts, decisions):
-        return moved
-    args = list(_checkpoint_args(facts))
-    if not args:
-        return moved
-    for site, edit in decisions.items():
-        if not isinstance(edit, Wrap) or edit.call not in _keras3_wraps(facts, {site: edit}):
-            continue
-        names, attributes = holders(facts, {edit.call})
-        checkpointed = any(
-            value is edit.call
+    wraps = _keras3_wraps(facts, decisions)
+    checkpointed = checkpointed_calls(facts, wraps) if wraps else set()
+    return {
+        site: on_shim(edit, w.CHECKPOINT_SHIM_NOTE)
+        for site, edit in decisions.items()
+        if isinstance(edit, Wrap) and edit.call in checkpointed
+    }
+
+
+def checkpointed_calls(facts: Facts, calls: set[cst.Call]) -> set[cst.Call]:
+    """Those of `calls` (optimizer constructions) whose optimizer a `tf.train.Checkpoint`/`CheckpointManager` of this
+    file tracks: the call itself, a name bound to it, a `self.x` assigned it, or a getter of that `self.x`."""
+    args = list(_checkpoint_args(facts)) if calls else []
+    found = set()
+    for call in calls if args else ():
+        names, attributes = holders(facts, {call})
+        if any(
+            value is call
             or holds(facts, value, names, attributes)
             or (
                 (attribute := _getter_attribute(facts, value)) is not None
                 and (_enclosing_class(facts, value), attribute) in attributes
             )
             for value in args
-        )
-        if checkpointed:
-            moved[site] = on_shim(edit, w.CHECKPOINT_SHIM_NOTE)
-    return moved
+        ):
+            found.add(call)
+    return found
 
 
 def final_class_on_shim(facts: Facts, kept: Collection[cst.Call]) -> Edits:
