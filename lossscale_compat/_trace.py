@@ -59,7 +59,8 @@ class Trace:
             raise ValueError("--steps and --every take a whole number of at least 1")
         self.path, self.max_steps, self.every, self.full = path, steps, every, full
         self.seen = 0  # loss-scaled steps taken, recorded or not
-        self.recorded = 0
+        self.recorded = 0  # steps written
+        self._kept = 0  # steps `reserve` kept (written, or being digested)
         self.optimizers: dict[int, int] = {}  # id(optimizer) -> its index in the trace
         self._alive: list[Any] = []  # the optimizers themselves, so that no id is reused while recording
         self._counts: list[int] = []  # steps taken by each optimizer
@@ -92,9 +93,31 @@ class Trace:
                 )
             return index
 
+    def reserve(self, index: int) -> int | None:
+        """Counts a step of optimizer `index` as it starts; returns its number if the trace keeps it, else None.
+
+        Only kept steps are digested: `--steps` and `--every` thin the work, not only the writing.
+        """
+        with self._lock:
+            n = self._counts[index]
+            self._counts[index] += 1
+            self.seen += 1
+            if (self.max_steps is not None and self._kept >= self.max_steps) or n % self.every:
+                return None
+            self._kept += 1
+            return n
+
+    def cancel(self, index: int, n: int | None) -> None:
+        """Takes back the last `reserve` of optimizer `index`: its step raised, so it was not taken."""
+        with self._lock:
+            self._counts[index] -= 1
+            self.seen -= 1
+            self._kept -= n is not None
+
     def step(
         self,
         index: int,
+        n: int,
         scale_before: float,
         scale_after: float,
         iterations: int,
@@ -103,21 +126,16 @@ class Trace:
         after: Any,
         values: Sequence[Any] = (),
     ) -> None:
-        """Writes one step, unless `--steps` is reached or `--every` thins it out."""
+        """Writes step `n` of optimizer `index` (a number `reserve` gave)."""
         import numpy as np
 
         with self._lock:
-            n = self._counts[index]
-            self._counts[index] += 1
-            self.seen += 1
-            if (self.max_steps is not None and self.recorded >= self.max_steps) or n % self.every:
-                return
             self.recorded += 1
             digest = np.asarray(after, dtype=np.float64).reshape(-1, 2)
             record = {
                 "step": self.recorded - 1,
                 "optimizer": index,
-                "n": n,
+                "n": int(n),
                 "scale_before": float(scale_before),
                 "scale_after": float(scale_after),
                 "iterations": int(iterations),
@@ -167,6 +185,7 @@ class _Hooks:
         self.replaced: list[tuple[type, str, Any]] = []
         self.losses: dict[int, Any] = {}  # id(optimizer) -> the loss last passed to get_scaled_loss / scale_loss
         self.local = threading.local()  # ids of the optimizers inside a hooked step on this thread
+        self.probes: dict[tuple[Any, ...], Any] = {}  # (optimizer, variables) ids -> its eager state function
 
     def classes(self) -> list[type]:
         found = []
@@ -222,16 +241,55 @@ class _Hooks:
     def _recorded_step(
         self, original: Callable[..., Any], optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        tf = self.tf
         args, variables = _step_variables(original.__name__, optimizer, args, kwargs)
         index = self.trace.optimizer_index(optimizer, variables)
         loss = self.losses.pop(id(optimizer), None)
-        if tf.executing_eagerly():
+        if self.tf.executing_eagerly():
+            return self._eager_step(original, optimizer, args, kwargs, index, variables, loss)
+        return self._graph_step(original, optimizer, args, kwargs, index, variables, loss)
+
+    def _eager_step(
+        self,
+        original: Callable[..., Any],
+        optimizer: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        index: int,
+        variables: list[Any],
+        loss: Any,
+    ) -> Any:
+        """An eager step: the state before and after, read by one traced function each and fetched at once."""
+        trace = self.trace
+        n = trace.reserve(index)
+        try:
+            return self._eager_kept_step(original, optimizer, args, kwargs, index, variables, loss, n)
+        except BaseException:
+            trace.cancel(index, n)
+            raise
+
+    def _eager_kept_step(
+        self,
+        original: Callable[..., Any],
+        optimizer: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        index: int,
+        variables: list[Any],
+        loss: Any,
+        n: int | None,
+    ) -> Any:
+        tf, trace = self.tf, self.trace
+        if n is None:  # a step the trace does not keep: no digest
+            return original(optimizer, *args, **kwargs)
+        key = (id(optimizer), tuple(id(v) for v in variables))
+        probe = None if trace.full else self.probes.get(key)
+        if probe is None:  # the optimizer's first step (Keras 3 builds its scale there), or --full: op by op
             scale_before, before = _scale(tf, optimizer), _digest(tf, variables)
             result = original(optimizer, *args, **kwargs)
-            values = [_value(tf, v) for v in variables] if self.trace.full else []
-            self.trace.step(
+            values = [_value(tf, v) for v in variables] if trace.full else []
+            trace.step(
                 index,
+                n,
                 scale_before.numpy(),
                 _scale(tf, optimizer).numpy(),
                 optimizer.iterations.numpy(),
@@ -240,33 +298,109 @@ class _Hooks:
                 _digest(tf, variables).numpy(),
                 [v.numpy() for v in values],
             )
+            if not trace.full:
+                self.probes[key] = _probe(tf, optimizer, variables)
             return result
-        scale_before, before = _scale(tf, optimizer), _digest(tf, variables)
+        before = probe()
+        result = original(optimizer, *args, **kwargs)
+        after = probe().numpy()  # the step's one wait for the device
+        before = before.numpy()
+        trace.step(index, n, before[0], after[0], after[1], _eager_loss(tf, loss), before[2:], after[2:])
+        return result
+
+    def _graph_step(
+        self,
+        original: Callable[..., Any],
+        optimizer: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        index: int,
+        variables: list[Any],
+        loss: Any,
+    ) -> Any:
+        """A traced step: its digests are ops of the step's graph, written by one `numpy_function` after the update.
+
+        With `--every` or `--steps`, a host call first asks the trace whether it keeps the step, and the digests
+        and the write run only if it does.
+        """
+        tf, trace = self.tf, self.trace
+        thinned = trace.every > 1 or trace.max_steps is not None
+        if thinned:
+            n = tf.numpy_function(lambda: _numpy_int64(trace.reserve(index)), [], tf.int64)
+            n.set_shape([])
+            keep = n >= 0
+            before = tf.cond(
+                keep,
+                lambda: _scale_and_digest(tf, optimizer, variables),
+                lambda: tf.zeros([1 + 2 * len(variables)], tf.float64),
+            )
+        else:
+            before = _scale_and_digest(tf, optimizer, variables)
         result = original(optimizer, *args, **kwargs)
         dependencies = [t for t in tf.nest.flatten(result) if isinstance(t, (tf.Tensor, tf.Operation))]
         loss = _graph_loss(tf, loss)
         known = loss is not None  # whether this graph's step has a loss, decided once, when it is traced
-        with tf.control_dependencies(dependencies):
-            inputs = [
-                scale_before,
-                _scale(tf, optimizer),
-                tf.cast(_tensor(optimizer.iterations), tf.int64),
-                loss if known else tf.zeros([], tf.float64),
-                before,
+
+        width = 2 * len(variables)
+
+        def write_step(n: Any, state: Any, *values: Any) -> Any:
+            # state: scale before, digest before, scale after, iterations, loss, digest after
+            kept = trace.reserve(index) if n is None else int(n)
+            if kept is not None:
+                scale_after, iterations, loss_value = state[1 + width : 4 + width]
+                trace.step(
+                    index,
+                    kept,
+                    state[0],
+                    scale_after,
+                    iterations,
+                    loss_value if known else None,
+                    state[1 : 1 + width],
+                    state[4 + width :],
+                    values,
+                )
+            return True
+
+        def write() -> Any:
+            after = [
+                tf.reshape(_scale(tf, optimizer), [1]),
+                tf.reshape(tf.cast(_tensor(optimizer.iterations), tf.float64), [1]),
+                tf.reshape(loss if known else tf.zeros([], tf.float64), [1]),
                 _digest(tf, variables),
             ]
-            if self.trace.full:
-                inputs += [tf.cast(_value(tf, v), tf.float64) for v in variables]
-            trace = self.trace
+            values = [tf.cast(_value(tf, v), tf.float64) for v in variables] if trace.full else []
+            state = tf.concat([before, *after], 0)
+            if thinned:
+                return tf.numpy_function(write_step, [n, state, *values], tf.bool)
+            return tf.numpy_function(lambda *inputs: write_step(None, *inputs), [state, *values], tf.bool)
 
-            def write_step(
-                scale_before: Any, scale_after: Any, iterations: Any, loss: Any, before: Any, after: Any, *values: Any
-            ) -> Any:
-                trace.step(index, scale_before, scale_after, iterations, loss if known else None, before, after, values)
-                return True
-
-            tf.numpy_function(write_step, inputs, tf.bool)  # stateful: kept and run in order
+        with tf.control_dependencies(dependencies):  # after the update; stateful, so kept and run in order
+            if thinned:
+                tf.cond(keep, write, lambda: tf.constant(False))
+            else:
+                write()
         return result
+
+
+def _numpy_int64(n: int | None) -> Any:
+    import numpy as np
+
+    return np.int64(-1 if n is None else n)
+
+
+def _probe(tf: Any, optimizer: Any, variables: Sequence[Any]) -> Any:
+    """A traced function of no arguments: [scale, iterations, digest...] as one float64 tensor, for eager steps."""
+    variables = list(variables)
+
+    def state() -> Any:
+        iterations = tf.reshape(tf.cast(_tensor(optimizer.iterations), tf.float64), [1])
+        return tf.concat([tf.reshape(_scale(tf, optimizer), [1]), iterations, _digest(tf, variables)], 0)
+
+    return tf.function(state, autograph=False)
+
+
+def _scale_and_digest(tf: Any, optimizer: Any, variables: Sequence[Any]) -> Any:
+    return tf.concat([tf.reshape(_scale(tf, optimizer), [1]), _digest(tf, variables)], 0)
 
 
 def _import_if_present(name: str) -> Any:
@@ -357,6 +491,8 @@ def _graph_loss(tf: Any, loss: Any) -> Any:
 def _eager_loss(tf: Any, loss: Any) -> float | None:
     if loss is None or (tf.is_tensor(loss) and not hasattr(loss, "numpy")):
         return None
+    if tf.is_tensor(loss) and loss.shape.rank == 0 and loss.dtype.is_floating:  # its mean is itself, exactly
+        return float(loss.numpy())
     return float(tf.reduce_mean(tf.cast(loss, tf.float64)).numpy())
 
 

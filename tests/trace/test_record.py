@@ -76,12 +76,19 @@ def test_a_program_without_a_loss_scale_optimizer(tmp_path):
     assert read_lines(tmp_path / "t.jsonl")[-1]["end"] == "no-steps"
 
 
-def test_steps_and_every(tmp_path):
-    assert record(tmp_path / "first.jsonl", "--steps", 2, PROGRAM).returncode == 0
-    assert [s["n"] for s in steps_of(tmp_path / "first.jsonl")] == [0, 1]
+@pytest.mark.parametrize("mode", [[], ["--eager"]], ids=["tf.function", "eager"])
+def test_steps_and_every(tmp_path, mode):
+    """Thinned runs skip the digest of the steps they leave out; the steps they keep are recorded as in a full run."""
+    assert record(tmp_path / "all.jsonl", PROGRAM, *mode).returncode == 0
+    every_step = {s["n"]: dict(s, step=None) for s in steps_of(tmp_path / "all.jsonl")}
+    assert record(tmp_path / "first.jsonl", "--steps", 2, PROGRAM, *mode).returncode == 0
+    assert [dict(s, step=None) for s in steps_of(tmp_path / "first.jsonl")] == [every_step[0], every_step[1]]
     assert read_lines(tmp_path / "first.jsonl")[-1]["steps_taken"] == STEPS
-    assert record(tmp_path / "thin.jsonl", "--every", 2, PROGRAM).returncode == 0
-    assert [s["n"] for s in steps_of(tmp_path / "thin.jsonl")] == list(range(0, STEPS, 2))
+    assert record(tmp_path / "thin.jsonl", "--every", 2, PROGRAM, *mode).returncode == 0
+    thin = steps_of(tmp_path / "thin.jsonl")
+    assert [s["step"] for s in thin] == list(range(len(thin)))
+    assert [dict(s, step=None) for s in thin] == [every_step[n] for n in range(0, STEPS, 2)]
+    assert read_lines(tmp_path / "thin.jsonl")[-1]["steps_taken"] == STEPS
 
 
 def test_full_values(tmp_path):
