@@ -466,8 +466,15 @@ def _digest(tf: Any, variables: Sequence[Any]) -> Any:
 
 
 def _digest_ops(tf: Any, values: Sequence[Any]) -> Any:
-    parts = [tf.stack([tf.reduce_sum(value), tf.norm(tf.reshape(value, [-1]))]) for value in values]
-    return tf.cast(tf.concat([tf.cast(part, tf.float64) for part in parts], 0), tf.float64)
+    """Each value's sum and L2 norm, interleaved, as float64: the ops of `tf.norm`, without its reshapes.
+
+    The square root is taken of each scalar (TF 2.4's vectorised float32 square root rounds differently).
+    """
+    if len({value.dtype for value in values}) > 1:  # one float64 cast per value
+        return tf.concat([_digest_ops(tf, [value]) for value in values], 0)
+    sums = tf.stack([tf.reduce_sum(value) for value in values])
+    norms = tf.stack([tf.sqrt(tf.reduce_sum(value * value)) for value in values])
+    return tf.cast(tf.reshape(tf.stack([sums, norms], 1), [-1]), tf.float64)
 
 
 _EAGER_DIGEST: list[Any] = []
