@@ -47,6 +47,11 @@ _OWN_MODULES = ("lossscale_compat._optimizer",)
 _STEP_METHODS = ("apply_gradients", "apply")
 # Where the loss enters: TF 2.4 / Keras 2's `get_scaled_loss`, Keras 3's `scale_loss`.
 _LOSS_METHODS = ("get_scaled_loss", "scale_loss")
+XLA_REFUSAL = (
+    "lossscale-compat record cannot record a step compiled with XLA: the compiled step cannot call back to Python "
+    "to write the trace. Record it uncompiled: `tf.function(..., jit_compile=False)`, or "
+    "`model.compile(..., jit_compile=False)` for `fit` (Keras 3 compiles it with XLA on a GPU unless told not to)"
+)
 
 
 class Trace:
@@ -324,6 +329,8 @@ class _Hooks:
         and the write run only if it does.
         """
         tf, trace = self.tf, self.trace
+        if _in_xla(tf):
+            raise ValueError(XLA_REFUSAL)
         thinned = trace.every > 1 or trace.max_steps is not None
         if thinned:
             n = tf.numpy_function(lambda: _numpy_int64(trace.reserve(index)), [], tf.int64)
@@ -380,6 +387,13 @@ class _Hooks:
             else:
                 write()
         return result
+
+
+def _in_xla(tf: Any) -> bool:
+    """Whether the step is being traced for XLA (`jit_compile=True`); False where TensorFlow cannot say."""
+    control_flow_util = _import_if_present("tensorflow.python.ops.control_flow_util")
+    in_xla = getattr(control_flow_util, "GraphOrParentsInXlaContext", None)
+    return in_xla is not None and bool(in_xla(tf.compat.v1.get_default_graph()))
 
 
 def _numpy_int64(n: int | None) -> Any:
@@ -644,7 +658,10 @@ def record_training(
 
 def _one_line(error: BaseException) -> str:
     text = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return f"{type(error).__name__}: {text[-1]}" if text else type(error).__name__  # TF puts the cause last
+    name = type(error).__name__
+    if not text:
+        return name
+    return text[-1] if text[-1].startswith(f"{name}: ") else f"{name}: {text[-1]}"  # TF puts the cause last
 
 
 def _parser() -> argparse.ArgumentParser:

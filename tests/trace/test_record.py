@@ -67,6 +67,16 @@ def test_a_crash_halfway_keeps_the_steps_before_it(tmp_path):
     assert code == 2 and "is incomplete" in error
 
 
+def test_a_step_compiled_with_xla_is_refused_with_what_to_do(tmp_path):
+    trace = tmp_path / "xla.jsonl"
+    done = record(trace, PROGRAM, "--xla")
+    assert done.returncode == 1
+    end = read_lines(trace)[-1]
+    assert end["end"] == "crashed" and end["error"].startswith("ValueError: lossscale-compat record cannot record a "
+                                                                 "step compiled with XLA")
+    assert "jit_compile=False" in end["error"] and "jit_compile=False" in done.stderr
+
+
 def test_a_program_without_a_loss_scale_optimizer(tmp_path):
     program = tmp_path / "plain.py"
     program.write_text("import tensorflow as tf\nprint(float(tf.reduce_sum(tf.ones([3]))))\n")
