@@ -23,7 +23,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from lossscale_compat._trace import Trace, _Hooks
+from lossscale_compat._trace import Trace
+from lossscale_compat._trace_hooks import _Hooks
 
 STEPS = {"eager": 10, "tf.function": 30}
 
