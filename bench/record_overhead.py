@@ -1,13 +1,17 @@
 """Prints what `lossscale-compat record` adds to a training step: step time recorded / not recorded.
 
-A 2x512 MLP (256 inputs, batch 256) in float32 (CPU float16 kernels are slow enough to hide any cost), trained
-with the stack's own LossScaleOptimizer in its own idiom, eagerly and in tf.function; recorded into a trace file
-(sum and L2 norm of the 6 variables before and after each step, one numpy_function call per traced step) or not.
-Blocks of steps of each alternate in one process; the figure is the ratio of the fastest blocks (contention
-from other jobs only ever slows a block). Target: at most 1.05. Run it
-on each stack (`nox -s bench`); it runs on TF 2.4.0 too, with Python 3.8 and TensorFlow 2.4.0's own class.
+By default a 2x512 MLP (256 inputs, batch 256) in float32 (CPU float16 kernels are slow enough to hide any cost),
+trained with the stack's own LossScaleOptimizer in its own idiom, eagerly and in tf.function; recorded into a trace
+file (sum and L2 norm of the 6 variables before and after each step; eagerly one traced function call before and
+one after, in tf.function ops of the step and one numpy_function call) or not. `--width` and `--batch` change the
+model (the digest's cost grows with the weights, the step's with weights times batch); `--every K` records every
+K-th step, as `record --every K` does. Blocks of steps of each alternate in one process; the figures are the ratio
+of the fastest blocks (contention from other jobs only ever slows a block) and of the medians, of wall time and
+of this process's CPU time (which other jobs on the machine do not inflate). Target: at most 1.05. Run it on each
+stack (`nox -s bench`); it runs on TF 2.4.0 too, with Python 3.8 and TensorFlow 2.4.0's own class.
 """
 
+import argparse
 import os
 import statistics
 import sys
@@ -19,18 +23,18 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from lossscale_compat._trace import Trace, _Hooks
+from lossscale_compat._trace import Trace
+from lossscale_compat._trace_hooks import _Hooks
 
 STEPS = {"eager": 10, "tf.function": 30}
-REPEATS = int(os.environ.get("BENCH_REPEATS", "15"))
 
 
-def build():
+def build(width=512):
     model = tf.keras.Sequential(
         [
             tf.keras.Input((256,)),
-            tf.keras.layers.Dense(512, activation="relu"),
-            tf.keras.layers.Dense(512, activation="relu"),
+            tf.keras.layers.Dense(width, activation="relu"),
+            tf.keras.layers.Dense(width, activation="relu"),
             tf.keras.layers.Dense(1),
         ]
     )
@@ -57,21 +61,22 @@ def step_function(model, optimizer, traced):
 
 
 def block_seconds(step, optimizer, x, y, steps):
-    start = time.perf_counter()
+    """Seconds per step of one block: (wall, this process's CPU)."""
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         step(x, y)
     float(optimizer.iterations.numpy())
-    return (time.perf_counter() - start) / steps
+    return (time.perf_counter() - start) / steps, (time.process_time() - cpu) / steps
 
 
-def measure(mode, directory):
-    """Per-step seconds, not recorded and recorded: the fastest of REPEATS interleaved blocks of each."""
-    trace = Trace(os.path.join(directory, f"{mode}.jsonl"), {"program": "bench"})
+def measure(mode, directory, options):
+    """Per-step (wall, CPU) seconds of each block, not recorded and recorded, in interleaved blocks."""
+    trace = Trace(os.path.join(directory, f"{mode}.jsonl"), {"program": "bench"}, every=options.every)
     hooks = _Hooks(trace)
-    x, y = tf.random.normal([256, 256]), tf.random.normal([256, 1])
+    x, y = tf.random.normal([options.batch, 256]), tf.random.normal([options.batch, 1])
     runs = {}
     for recorded in (False, True):
-        model, optimizer = build()
+        model, optimizer = build(options.width)
         step = step_function(model, optimizer, mode == "tf.function")
         if recorded:
             hooks.install()
@@ -80,7 +85,7 @@ def measure(mode, directory):
             hooks.uninstall()
         runs[recorded] = (step, optimizer)
     times = {False: [], True: []}
-    for _ in range(REPEATS):
+    for _ in range(options.repeats):
         for recorded, (step, optimizer) in runs.items():
             if recorded:
                 hooks.install()  # eagerly the hooks record as they run; a traced step has its recording built in
@@ -92,17 +97,30 @@ def measure(mode, directory):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--width", type=int, default=512, help="units of each hidden layer (default 512)")
+    parser.add_argument("--batch", type=int, default=256, help="batch size (default 256)")
+    parser.add_argument("--every", type=int, default=1, help="record every K-th step (default 1)")
+    parser.add_argument("--repeats", type=int, default=int(os.environ.get("BENCH_REPEATS", "15")))
+    options = parser.parse_args()
     print(
-        f"TensorFlow {tf.__version__}, Python {sys.version.split()[0]}; a step recorded / not recorded: the fastest "
-        f"of {REPEATS} interleaved blocks of each (the median's ratio beside it)"
+        f"TensorFlow {tf.__version__}, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}; "
+        f"2x{options.width} MLP, batch {options.batch}, every {options.every}; a step recorded / not recorded, "
+        f"{options.repeats} interleaved blocks of each: the fastest blocks' ratio and the medians', of wall time "
+        "and of CPU time"
     )
     with tempfile.TemporaryDirectory() as directory:
         for mode in STEPS:
-            plain, recorded = measure(mode, directory)
+            plain, recorded = measure(mode, directory, options)
+            ratios = []
+            for kind in (0, 1):  # wall, CPU
+                a, b = [t[kind] for t in plain], [t[kind] for t in recorded]
+                ratios += [min(b) / min(a), statistics.median(b) / statistics.median(a)]
             print(
-                f"  {mode:<12} {min(recorded) / min(plain):.3f}  (a step: {min(plain) * 1e3:.2f} ms; medians' "
-                f"ratio {statistics.median(recorded) / statistics.median(plain):.3f})"
+                f"  {mode:<12} wall {ratios[0]:.3f} (medians {ratios[1]:.3f}), CPU {ratios[2]:.3f} (medians "
+                f"{ratios[3]:.3f}); a step: {min(t[0] for t in plain) * 1e3:.2f} ms"
             )
+    print(f"  load at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

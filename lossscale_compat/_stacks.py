@@ -57,7 +57,8 @@ FULL_SUITE = ("tf221-keras3", "tf221-tfkeras", "tf215-keras2")
 # What every other stack runs, on two pytest workers: the TF 2.4 example programs and the programs modelled on public
 # training code (legacy mode and migrated), TF 2.4's private layer attributes in legacy mode (which Keras 3.0-3.2 and
 # later Keras 3 answer differently), the optimizer, checkpoint (cross-class restores too) and equivalence tests,
-# the monitor, the run-time fallbacks migrated code calls, and the mirror of TF 2.4.0's own tests (tests/conformance).
+# the monitor, the run-time fallbacks migrated code calls, the mirror of TF 2.4.0's own tests (tests/conformance), and
+# `record`/`compare` (tests/trace: the hooks on this stack's classes, and the project compared with TF 2.4.0's run).
 # Left to the full-suite stacks: the multi-worker run over loopback and the pytest plugin's own tests, which exercise
 # no Keras difference.
 CORE_TESTS = (
@@ -88,6 +89,7 @@ CORE_TESTS = (
     "tests/monitor",
     "tests/test_runtime_fallbacks.py",
     "tests/test_stacks.py",
+    "tests/trace",
 )
 
 

@@ -3,15 +3,15 @@
 This module runs on Python 3.8 with TensorFlow 2.4.0 as well (the old stack a user records on), so it imports
 nothing of the package that needs Python 3.9 or a modern Keras, and uses no newer syntax.
 
-A trace is JSON lines: a header, one line per optimizer when it takes its first step, one per recorded step, and
-an end line holding the run's status and a SHA-256 of every line before it (docs/equivalence.md).
+The hooks that read each step live in `_trace_hooks`. A trace is JSON lines: a header, one line per optimizer when it
+takes its first step, one per recorded step, and an end line holding the run's status and a SHA-256 of every line
+before it (docs/equivalence.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -22,6 +22,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Callable
 
+from lossscale_compat._trace_hooks import _Hooks, _import_if_present
+
 FORMAT = "lossscale-compat-trace"
 VERSION = 1
 # Exit codes of `record`, besides the program's own: 2 for a usage error or a program that took no loss-scaled step.
@@ -31,22 +33,6 @@ USAGE = (
     "usage: lossscale-compat record -o TRACE [--legacy] [--steps N] [--every K] [--full] [--seed S] "
     "SCRIPT|-m MODULE [ARGS...]"
 )
-
-# Where each stack keeps its loss-scale optimizer classes: TF 2.4 and Keras 2 (tf.keras, standalone, tf_keras),
-# then Keras 3. Every class of these modules whose name holds "LossScaleOptimizer" is hooked.
-_STACK_MODULES = (
-    "tensorflow.python.keras.mixed_precision.loss_scale_optimizer",
-    "keras.src.mixed_precision.loss_scale_optimizer",
-    "keras.mixed_precision.loss_scale_optimizer",
-    "tf_keras.src.mixed_precision.loss_scale_optimizer",
-    "keras.src.optimizers.loss_scale_optimizer",
-)
-# lossscale_compat's own classes (Python 3.9+ and TF 2.15+ only).
-_OWN_MODULES = ("lossscale_compat._optimizer",)
-# A step: `apply_gradients(grads_and_vars)` (TF 2.4, Keras 2, Keras 3) or Keras 3's `apply(grads, variables)`.
-_STEP_METHODS = ("apply_gradients", "apply")
-# Where the loss enters: TF 2.4 / Keras 2's `get_scaled_loss`, Keras 3's `scale_loss`.
-_LOSS_METHODS = ("get_scaled_loss", "scale_loss")
 
 
 class Trace:
@@ -59,7 +45,8 @@ class Trace:
             raise ValueError("--steps and --every take a whole number of at least 1")
         self.path, self.max_steps, self.every, self.full = path, steps, every, full
         self.seen = 0  # loss-scaled steps taken, recorded or not
-        self.recorded = 0
+        self.recorded = 0  # steps written
+        self._kept = 0  # steps `reserve` kept (written, or being digested)
         self.optimizers: dict[int, int] = {}  # id(optimizer) -> its index in the trace
         self._alive: list[Any] = []  # the optimizers themselves, so that no id is reused while recording
         self._counts: list[int] = []  # steps taken by each optimizer
@@ -92,9 +79,31 @@ class Trace:
                 )
             return index
 
+    def reserve(self, index: int) -> int | None:
+        """Counts a step of optimizer `index` as it starts; returns its number if the trace keeps it, else None.
+
+        Only kept steps are digested: `--steps` and `--every` thin the work, not only the writing.
+        """
+        with self._lock:
+            n = self._counts[index]
+            self._counts[index] += 1
+            self.seen += 1
+            if (self.max_steps is not None and self._kept >= self.max_steps) or n % self.every:
+                return None
+            self._kept += 1
+            return n
+
+    def cancel(self, index: int, n: int | None) -> None:
+        """Takes back the last `reserve` of optimizer `index`: its step raised, so it was not taken."""
+        with self._lock:
+            self._counts[index] -= 1
+            self.seen -= 1
+            self._kept -= n is not None
+
     def step(
         self,
         index: int,
+        n: int,
         scale_before: float,
         scale_after: float,
         iterations: int,
@@ -103,21 +112,16 @@ class Trace:
         after: Any,
         values: Sequence[Any] = (),
     ) -> None:
-        """Writes one step, unless `--steps` is reached or `--every` thins it out."""
+        """Writes step `n` of optimizer `index` (a number `reserve` gave)."""
         import numpy as np
 
         with self._lock:
-            n = self._counts[index]
-            self._counts[index] += 1
-            self.seen += 1
-            if (self.max_steps is not None and self.recorded >= self.max_steps) or n % self.every:
-                return
             self.recorded += 1
             digest = np.asarray(after, dtype=np.float64).reshape(-1, 2)
             record = {
                 "step": self.recorded - 1,
                 "optimizer": index,
-                "n": n,
+                "n": int(n),
                 "scale_before": float(scale_before),
                 "scale_after": float(scale_after),
                 "iterations": int(iterations),
@@ -150,214 +154,6 @@ class Trace:
 def _variable_name(variable: Any) -> str:
     name = getattr(variable, "path", None) or variable.name
     return name[:-2] if name.endswith(":0") else name
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The hooks: each loss-scale optimizer class's step and loss methods, wrapped at the class level while recording.
-
-
-class _Hooks:
-    """Wraps the loss-scale optimizer classes' methods for the duration of a recording."""
-
-    def __init__(self, trace: Trace) -> None:
-        import tensorflow as tf
-
-        self.tf = tf
-        self.trace = trace
-        self.replaced: list[tuple[type, str, Any]] = []
-        self.losses: dict[int, Any] = {}  # id(optimizer) -> the loss last passed to get_scaled_loss / scale_loss
-        self.local = threading.local()  # ids of the optimizers inside a hooked step on this thread
-
-    def classes(self) -> list[type]:
-        found = []
-        for name in _STACK_MODULES + (() if sys.version_info < (3, 9) else _OWN_MODULES):
-            module = _import_if_present(name)
-            for value in vars(module).values() if module else ():
-                if isinstance(value, type) and "LossScaleOptimizer" in value.__name__:
-                    found += [c for c in value.__mro__ if "LossScaleOptimizer" in c.__name__ and c not in found]
-        return found
-
-    def install(self) -> None:
-        for cls in self.classes():
-            for name in _STEP_METHODS + _LOSS_METHODS:
-                original = cls.__dict__.get(name)
-                if original is None or not callable(original):
-                    continue
-                wrapper = self._step_hook(original) if name in _STEP_METHODS else self._loss_hook(original)
-                setattr(cls, name, wrapper)
-                self.replaced.append((cls, name, original))
-
-    def uninstall(self) -> None:
-        for cls, name, original in reversed(self.replaced):
-            setattr(cls, name, original)
-        self.replaced = []
-
-    def _loss_hook(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        hooks = self
-
-        @functools.wraps(original)
-        def loss_hook(optimizer: Any, loss: Any, *args: Any, **kwargs: Any) -> Any:
-            if not callable(loss):
-                hooks.losses[id(optimizer)] = loss
-            return original(optimizer, loss, *args, **kwargs)
-
-        return loss_hook
-
-    def _step_hook(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        hooks = self
-
-        @functools.wraps(original)
-        def step_hook(optimizer: Any, *args: Any, **kwargs: Any) -> Any:
-            busy = hooks.local.__dict__.setdefault("busy", set())
-            if id(optimizer) in busy:  # a step already being recorded (a subclass calling its parent's method)
-                return original(optimizer, *args, **kwargs)
-            busy.add(id(optimizer))
-            try:
-                return hooks._recorded_step(original, optimizer, args, kwargs)
-            finally:
-                busy.discard(id(optimizer))
-
-        return step_hook
-
-    def _recorded_step(
-        self, original: Callable[..., Any], optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        tf = self.tf
-        args, variables = _step_variables(original.__name__, optimizer, args, kwargs)
-        index = self.trace.optimizer_index(optimizer, variables)
-        loss = self.losses.pop(id(optimizer), None)
-        if tf.executing_eagerly():
-            scale_before, before = _scale(tf, optimizer), _digest(tf, variables)
-            result = original(optimizer, *args, **kwargs)
-            values = [_value(tf, v) for v in variables] if self.trace.full else []
-            self.trace.step(
-                index,
-                scale_before.numpy(),
-                _scale(tf, optimizer).numpy(),
-                optimizer.iterations.numpy(),
-                _eager_loss(tf, loss),
-                before.numpy(),
-                _digest(tf, variables).numpy(),
-                [v.numpy() for v in values],
-            )
-            return result
-        scale_before, before = _scale(tf, optimizer), _digest(tf, variables)
-        result = original(optimizer, *args, **kwargs)
-        dependencies = [t for t in tf.nest.flatten(result) if isinstance(t, (tf.Tensor, tf.Operation))]
-        loss = _graph_loss(tf, loss)
-        known = loss is not None  # whether this graph's step has a loss, decided once, when it is traced
-        with tf.control_dependencies(dependencies):
-            inputs = [
-                scale_before,
-                _scale(tf, optimizer),
-                tf.cast(_tensor(optimizer.iterations), tf.int64),
-                loss if known else tf.zeros([], tf.float64),
-                before,
-                _digest(tf, variables),
-            ]
-            if self.trace.full:
-                inputs += [tf.cast(_value(tf, v), tf.float64) for v in variables]
-            trace = self.trace
-
-            def write_step(
-                scale_before: Any, scale_after: Any, iterations: Any, loss: Any, before: Any, after: Any, *values: Any
-            ) -> Any:
-                trace.step(index, scale_before, scale_after, iterations, loss if known else None, before, after, values)
-                return True
-
-            tf.numpy_function(write_step, inputs, tf.bool)  # stateful: kept and run in order
-        return result
-
-
-def _import_if_present(name: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except Exception:  # noqa: BLE001 - a module this stack does not have, or cannot import: nothing to hook there
-        return None
-
-
-def _step_variables(
-    method: str, optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[tuple[Any, ...], list[Any]]:
-    """The variables a step trains, and its arguments with a one-pass iterable (`zip`) made a list."""
-    if method == "apply_gradients":
-        pairs = list(args[0] if args else kwargs.pop("grads_and_vars"))
-        return (pairs, *args[1:]), [v for _, v in pairs]
-    grads = list(args[0] if args else kwargs.pop("grads"))
-    variables = args[1] if len(args) > 1 else kwargs.get("trainable_variables")
-    if variables is None:  # Keras 3's apply(grads) trains the variables it was built with
-        variables = getattr(getattr(optimizer, "inner_optimizer", optimizer), "_trainable_variables", [])
-    return (grads, *args[1:]), list(variables)
-
-
-def _tensor(value: Any) -> Any:
-    """A Keras 3 variable's TensorFlow variable; anything else as it is."""
-    inner = getattr(value, "value", None)
-    return value if inner is None or callable(inner) else inner
-
-
-def _value(tf: Any, variable: Any) -> Any:
-    return tf.convert_to_tensor(_tensor(variable))
-
-
-def _scale(tf: Any, optimizer: Any) -> Any:
-    """The current loss scale as a float64 tensor: `loss_scale` (TF 2.4, Keras 2, ours), Keras 3's `dynamic_scale`."""
-    for attribute in ("loss_scale", "dynamic_scale", "initial_scale"):
-        try:
-            value = getattr(optimizer, attribute)
-        except (AttributeError, ValueError):  # Keras 3's scale variable exists once the optimizer is built
-            continue
-        if value is None:
-            continue
-        if callable(value) and not tf.is_tensor(value) and not hasattr(value, "numpy"):  # TF 2.4's LossScale object
-            value = value()
-        return tf.cast(tf.convert_to_tensor(_tensor(value)), tf.float64)
-    return tf.constant(1.0, tf.float64)
-
-
-def _digest(tf: Any, variables: Sequence[Any]) -> Any:
-    """Each variable's sum and L2 norm as one flat float64 tensor [sum0, norm0, sum1, norm1, ...].
-
-    Reduced in the variable's own dtype (float32: a pass over each variable, no float64 copy of it), so that the
-    cost stays small beside the step; float32 rounding is far below the tolerances `compare` applies. Eagerly the
-    reductions run as one traced function rather than op by op.
-    """
-    if not variables:
-        return tf.zeros([0], tf.float64)
-    if tf.executing_eagerly():
-        return _eager_digest(tf)([_tensor(v) for v in variables])
-    return _digest_ops(tf, [_value(tf, v) for v in variables])
-
-
-def _digest_ops(tf: Any, values: Sequence[Any]) -> Any:
-    parts = [tf.stack([tf.reduce_sum(value), tf.norm(tf.reshape(value, [-1]))]) for value in values]
-    return tf.cast(tf.concat([tf.cast(part, tf.float64) for part in parts], 0), tf.float64)
-
-
-_EAGER_DIGEST: list[Any] = []
-
-
-def _eager_digest(tf: Any) -> Any:
-    """`_digest_ops` as a tf.function, made once (it traces once per list of variables)."""
-    if not _EAGER_DIGEST:
-        digest = tf.function(lambda values: _digest_ops(tf, [tf.convert_to_tensor(v) for v in values]), autograph=False)
-        _EAGER_DIGEST.append(digest)
-    return _EAGER_DIGEST[0]
-
-
-def _graph_loss(tf: Any, loss: Any) -> Any:
-    """The step's loss as a float64 scalar of this graph; None when it is not known here."""
-    if loss is None or (tf.is_tensor(loss) and getattr(loss, "graph", None) is not tf.compat.v1.get_default_graph()):
-        return None
-    return tf.reduce_mean(tf.cast(loss, tf.float64))
-
-
-def _eager_loss(tf: Any, loss: Any) -> float | None:
-    if loss is None or (tf.is_tensor(loss) and not hasattr(loss, "numpy")):
-        return None
-    return float(tf.reduce_mean(tf.cast(loss, tf.float64)).numpy())
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -501,7 +297,10 @@ def record_training(
 
 def _one_line(error: BaseException) -> str:
     text = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return f"{type(error).__name__}: {text[-1]}" if text else type(error).__name__  # TF puts the cause last
+    name = type(error).__name__
+    if not text:
+        return name
+    return text[-1] if text[-1].startswith(f"{name}: ") else f"{name}: {text[-1]}"  # TF puts the cause last
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -2,18 +2,20 @@
 
 It trains with the stack's own `LossScaleOptimizer` in that stack's idiom (TF 2.4 / Keras 2: get_scaled_loss and
 get_unscaled_gradients; Keras 3: scale_loss), overflows at one step, and prints each step's loss as JSON.
-Options: --eager (no tf.function), --fit (model.fit instead of the loop), --crash-at N, --steps N, --overflow-at N.
+Options: --eager (no tf.function), --xla (a tf.function compiled with XLA), --fit (model.fit instead of the loop),
+--crash-at N, --steps N, --overflow-at N.
 Keep it Python 3.8 compatible: it runs on TF 2.4.0 too.
 """
 
 import argparse
+import inspect
 import json
 
 import numpy as np
 import tensorflow as tf
 
 
-def train(eager=False, fit=False, steps=6, overflow_at=2, crash_at=None, learning_rate=0.1):
+def train(eager=False, fit=False, steps=6, overflow_at=2, crash_at=None, learning_rate=0.1, xla=False):
     """Trains the model; returns each step's loss (None under fit)."""
     rng = np.random.RandomState(0)
     x = rng.uniform(-1, 1, size=(steps * 8, 4)).astype("float32")
@@ -40,7 +42,10 @@ def train(eager=False, fit=False, steps=6, overflow_at=2, crash_at=None, learnin
         optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         return loss
 
-    if not eager:
+    if xla:  # TF 2.4 named it experimental_compile
+        name = "jit_compile" if "jit_compile" in inspect.signature(tf.function).parameters else "experimental_compile"
+        train_step = tf.function(train_step, **{name: True})
+    elif not eager:
         train_step = tf.function(train_step)
     losses = []
     for step in range(steps):
@@ -53,12 +58,13 @@ def train(eager=False, fit=False, steps=6, overflow_at=2, crash_at=None, learnin
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--eager", action="store_true")
+    parser.add_argument("--xla", action="store_true")
     parser.add_argument("--fit", action="store_true")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--overflow-at", type=int, default=2)
     parser.add_argument("--crash-at", type=int)
     args = parser.parse_args()
-    losses = train(args.eager, args.fit, args.steps, args.overflow_at, args.crash_at)
+    losses = train(args.eager, args.fit, args.steps, args.overflow_at, args.crash_at, xla=args.xla)
     if losses is not None:
         print(json.dumps(losses))
 

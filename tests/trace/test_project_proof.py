@@ -43,6 +43,7 @@ def test_the_golden_traces_come_from_tf24():
         assert read_lines(path)[-1]["end"] == "complete"
 
 
+@pytest.mark.tf_checkpoint  # the project's loop checkpoints its optimizer
 @pytest.mark.parametrize("migrated", [False, True], ids=["legacy mode", "migrated"])
 def test_the_project_trains_as_on_tf24(tmp_path, migrated):
     code, report, error = compare(GOLDEN, recorded(tmp_path, migrated=migrated))
@@ -54,6 +55,7 @@ def test_the_project_trains_as_on_tf24(tmp_path, migrated):
     assert keras3_own == (migrated and TARGET == "keras3")
 
 
+@pytest.mark.tf_checkpoint  # the project's loop checkpoints its optimizer
 @pytest.mark.parametrize("change", ["learning rate", "no unscaling"])
 def test_a_changed_custom_loop_parts_at_its_first_step(tmp_path, change):
     code, report, _ = compare(GOLDEN, recorded(tmp_path, change))
@@ -62,6 +64,7 @@ def test_a_changed_custom_loop_parts_at_its_first_step(tmp_path, change):
     assert first["differences"] and all(d.startswith("variable ") for d in first["differences"])
 
 
+@pytest.mark.tf_checkpoint  # the project's loop checkpoints its optimizer
 def test_keras3_class_where_tf24_iterations_mattered(tmp_path):
     """`fit`'s learning rate decays with `iterations`; migrated, `fit` gets the stack's own class."""
     trace = recorded(tmp_path, "schedule", migrated=True)

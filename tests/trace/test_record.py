@@ -67,6 +67,16 @@ def test_a_crash_halfway_keeps_the_steps_before_it(tmp_path):
     assert code == 2 and "is incomplete" in error
 
 
+def test_a_step_compiled_with_xla_is_refused_with_what_to_do(tmp_path):
+    trace = tmp_path / "xla.jsonl"
+    done = record(trace, PROGRAM, "--xla")
+    assert done.returncode == 1
+    end = read_lines(trace)[-1]
+    assert end["end"] == "crashed" and end["error"].startswith("ValueError: lossscale-compat record cannot record a "
+                                                                 "step compiled with XLA")
+    assert "jit_compile=False" in end["error"] and "jit_compile=False" in done.stderr
+
+
 def test_a_program_without_a_loss_scale_optimizer(tmp_path):
     program = tmp_path / "plain.py"
     program.write_text("import tensorflow as tf\nprint(float(tf.reduce_sum(tf.ones([3]))))\n")
@@ -76,12 +86,19 @@ def test_a_program_without_a_loss_scale_optimizer(tmp_path):
     assert read_lines(tmp_path / "t.jsonl")[-1]["end"] == "no-steps"
 
 
-def test_steps_and_every(tmp_path):
-    assert record(tmp_path / "first.jsonl", "--steps", 2, PROGRAM).returncode == 0
-    assert [s["n"] for s in steps_of(tmp_path / "first.jsonl")] == [0, 1]
+@pytest.mark.parametrize("mode", [[], ["--eager"]], ids=["tf.function", "eager"])
+def test_steps_and_every(tmp_path, mode):
+    """Thinned runs skip the digest of the steps they leave out; the steps they keep are recorded as in a full run."""
+    assert record(tmp_path / "all.jsonl", PROGRAM, *mode).returncode == 0
+    every_step = {s["n"]: dict(s, step=None) for s in steps_of(tmp_path / "all.jsonl")}
+    assert record(tmp_path / "first.jsonl", "--steps", 2, PROGRAM, *mode).returncode == 0
+    assert [dict(s, step=None) for s in steps_of(tmp_path / "first.jsonl")] == [every_step[0], every_step[1]]
     assert read_lines(tmp_path / "first.jsonl")[-1]["steps_taken"] == STEPS
-    assert record(tmp_path / "thin.jsonl", "--every", 2, PROGRAM).returncode == 0
-    assert [s["n"] for s in steps_of(tmp_path / "thin.jsonl")] == list(range(0, STEPS, 2))
+    assert record(tmp_path / "thin.jsonl", "--every", 2, PROGRAM, *mode).returncode == 0
+    thin = steps_of(tmp_path / "thin.jsonl")
+    assert [s["step"] for s in thin] == list(range(len(thin)))
+    assert [dict(s, step=None) for s in thin] == [every_step[n] for n in range(0, STEPS, 2)]
+    assert read_lines(tmp_path / "thin.jsonl")[-1]["steps_taken"] == STEPS
 
 
 def test_full_values(tmp_path):

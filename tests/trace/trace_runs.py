@@ -1,4 +1,8 @@
-"""Running `lossscale-compat record` and `compare` from the tests, as a user runs them (Python 3.8 compatible)."""
+"""Running `lossscale-compat record` and `compare` from the tests, as a user runs them (Python 3.8 compatible).
+
+On Python 3.9+ each run is a fork of a warm interpreter (tests/warm_python.py), as `python` would run it; on TF 2.4's
+Python 3.8 each is its own process.
+"""
 
 import json
 import os
@@ -9,7 +13,13 @@ ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
 
 
 def lossscale_compat(*args, cwd=None):
-    """Runs `python -m lossscale_compat ARGS`; returns the completed process (text output)."""
+    """Runs `python -m lossscale_compat ARGS`; returns its exit code and output (`returncode`, `stdout`, `stderr`)."""
+    if sys.version_info >= (3, 9):
+        from pathlib import Path
+
+        from warm_python import warm_python
+
+        return warm_python(ENV).run(["-m", "lossscale_compat", *map(str, args)], cwd=Path(cwd or os.getcwd()))
     return subprocess.run([sys.executable, "-m", "lossscale_compat", *map(str, args)], env=ENV, cwd=cwd,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
 
