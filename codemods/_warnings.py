@@ -65,6 +65,7 @@ TF24_CALL_NOT_PROVEN = "LSC149"
 NAME_LEFT = "LSC150"
 DEVICE_CHECK_DROPPED = "LSC151"
 CONFIG_COMPARED_UNTRACED = "LSC152"
+NAME_ASSIGNED = "LSC153"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -367,6 +368,13 @@ MESSAGES = {
         "does not use), so the import and the statements that only set or called something of it were removed. "
         "Nothing else changes: at most the target's Keras logs its own note about the device."
     ),
+    NAME_ASSIGNED: (
+        "This assigns to (or deletes) a TF 2.4 mixed-precision name, as code that patched or disabled TF 2.4's API "
+        "did. The target has no such name, and rewriting the statement to assign a lossscale_compat name would "
+        "change lossscale_compat's class for every module that uses it, so the statement was left alone (through a "
+        "module alias kept as lossscale_compat's stand-in module, LSC137, it changes only that module). Instead, "
+        "remove the statement, or patch the modern name it stood for by hand if that is what you meant."
+    ),
     CONFIG_COMPARED_UNTRACED: (
         "This compares the `get_config()` of objects the codemod could not trace to their construction (a loop "
         "variable, a parameter, an attribute, an item), in a file that builds loss-scale optimizers, so they may be "
@@ -445,6 +453,7 @@ SHORT = {
     NAME_LEFT: "still names something the target lacks; use the target's name",
     DEVICE_CHECK_DROPPED: "private device check import removed; nothing else changes",
     CONFIG_COMPARED_UNTRACED: "get_config() of untraced objects compared; use assert_config_equivalent",
+    NAME_ASSIGNED: "TF 2.4 name assigned to or deleted; left alone: remove it by hand",
     NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
     NOTEBOOK_LAYOUT: "layout not kept; notebook rewritten in Jupyter's layout: review the diff",
     NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",
