@@ -197,8 +197,10 @@ MESSAGES = {
         "Keras 3's class, and the loop keeps working unchanged."
     ),
     SCALE_READ_NOTE: (
-        "A model's loss-scale optimizer calls its current scale `dynamic_scale` on Keras 3 (TF 2.4's "
-        "`loss_scale`), so the read was renamed. With a fixed scale Keras 3 has no loss-scale optimizer: "
+        "Keras 3's loss-scale optimizer has no `loss_scale`: its current scale is the variable `dynamic_scale`, "
+        "which exists only once the first step has built the optimizer (before, the scale is `initial_scale`). "
+        "The read is now `scale_loss(1.0)`, which gives the current scale as a fresh float32 tensor, as TF 2.4's "
+        "`loss_scale` did, before the first step too. With a fixed scale Keras 3 has no loss-scale optimizer: "
         "read the inner optimizer's `loss_scale_factor` there instead."
     ),
     IMPORT_KEPT: (
@@ -423,7 +425,7 @@ SHORT = {
     ITERATIONS_NOTE: "Keras 3: skips don't advance iterations; KerasLossScaleOptimizer does",
     OPTIMIZER_SHIM_NOTE: "scale not provably modern; lossscale_compat's optimizer kept",
     LOOP_SHIM_NOTE: "custom loop: KerasLossScaleOptimizer keeps TF 2.4's contract",
-    SCALE_READ_NOTE: "loss_scale read renamed dynamic_scale",
+    SCALE_READ_NOTE: "loss_scale read now scale_loss(1.0), the current scale",
     IMPORT_KEPT: "import kept for uses left alone; migrate them, or use `run`",
     GRADIENTS_CLIPPED: "unscaled gradients clipped before apply_gradients",
     GRADIENTS_NORM_TAKEN: "a norm is taken of the unscaled gradients",

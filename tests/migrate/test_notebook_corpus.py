@@ -64,15 +64,7 @@ def test_each_notebook_migrates_keeping_every_byte_outside_the_changed_sources(p
     assert migrate_notebook(result.new, target, str(path)).status == "unchanged"  # a fixed point
 
 
-# A known codemod bug, found when the rebound `opt` of this notebook's `%time` cell became traced: `opt.loss_scale`
-# read before the first step becomes `opt.dynamic_scale`, which Keras 3's class creates only when it is built.
-READ_BEFORE_BUILD = pytest.mark.xfail(
-    strict=True, reason="LSC121 renames a loss_scale read made before the first step; Keras 3 has no scale yet"
-)
-RUNS = [pytest.param(p, marks=READ_BEFORE_BUILD) if p.stem == "vscode_indent4_crlf" else p for p in CORPUS]
-
-
-@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.stem)
 def test_each_migrated_notebook_runs_in_a_kernel_where_no_finding_says_otherwise(path, tmp_path):
     """Should run every code cell of the keras3 result, except cells a finding needing a person named."""
     pytest.importorskip("tensorflow")  # the codemod-libcst sessions have none
