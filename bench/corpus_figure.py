@@ -22,7 +22,10 @@ import argparse
 import ast
 import difflib
 import sys
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = ("examples/tf24", "tests/migrate/corpus", "tests/migrate/corpus_public")
@@ -137,39 +140,60 @@ def sites(old: bytes, new: bytes, findings: list[w.Finding]) -> list[tuple[int, 
     return places
 
 
-def counts() -> dict[str, tuple[int, dict[str, int], int]]:
-    """Per target: (files with a site, sites per place, findings from tracing limits)."""
+class Figure(NamedTuple):
+    """One target's figure: files with a site, sites per place, findings from tracing limits, and the sites off the
+    modern API per (warning code or "" for a silent rewrite, place)."""
+
+    touched: int
+    per_place: dict[str, int]
+    tracing: int
+    off_modern: Counter[tuple[str, str]]
+
+
+def _migrated(target: str) -> Iterator[tuple[Path, list[tuple[int, str, str]], int]]:
+    """Per file: its path, its sites and its count of tracing findings, for `target`."""
+    for path in files():
+        data = path.read_bytes()
+        result = migrate_source(data, target, str(path))
+        tracing = sum(finding.code in TRACING_CODES for finding in result.findings)
+        yield path, sites(data, result.new, result.findings), tracing
+
+
+def counts() -> dict[str, Figure]:
+    """The figure per target."""
     out = {}
     for target in _mapping.TARGETS:
         per_place = dict.fromkeys(PLACES, 0)
+        off_modern: Counter[tuple[str, str]] = Counter()
         touched = tracing = 0
-        for path in files():
-            data = path.read_bytes()
-            result = migrate_source(data, target, str(path))
-            places = classify(data, result.new, result.findings)
-            touched += bool(places)
-            tracing += sum(finding.code in TRACING_CODES for finding in result.findings)
-            for place in places:
+        for _, found, traced in _migrated(target):
+            touched += bool(found)
+            tracing += traced
+            for _, code, place in found:
                 per_place[place] += 1
-        out[target] = (touched, per_place, tracing)
+                if place != "modern API":
+                    off_modern[code, place] += 1
+        out[target] = Figure(touched, per_place, tracing, off_modern)
     return out
 
 
 def breakdown(target: str) -> list[str]:
     """One line per site that ends on the shim or with a person: file, line, code, place and the code's short text."""
     out = []
-    for path in files():
-        data = path.read_bytes()
-        result = migrate_source(data, target, str(path))
-        for line, code, place in sites(data, result.new, result.findings):
+    for path, found, _ in _migrated(target):
+        for line, code, place in found:
             if place != "modern API":
-                why = w.SHORT[code] if code else "silent rewrite to a lossscale_compat name"
-                out.append(f"{path.relative_to(REPO)}:{line}\t{code or '-'}\t{place}\t{why}")
+                out.append(f"{path.relative_to(REPO)}:{line}\t{code or '-'}\t{place}\t{_why(code)}")
     return out
 
 
+def _why(code: str) -> str:
+    return w.SHORT[code] if code else "silent rewrite to a lossscale_compat name"
+
+
 def render() -> str:
-    """The figure, as Markdown between its markers."""
+    """The figure, as Markdown between its markers: the places per target, then the sites off the modern API by code."""
+    figures = counts()
     lines = [
         BEGIN,
         "",
@@ -178,10 +202,25 @@ def render() -> str:
         "| target | files with a site | sites | " + " | ".join(PLACES) + " | tracing |",
         "|---|---|---|" + "---|" * (len(PLACES) + 1),
     ]
-    for target, (touched, per_place, tracing) in counts().items():
-        total = sum(per_place.values())
-        cells = [f"{n} ({100 * n / total:.0f}%)" if total else "0" for n in per_place.values()]
-        lines.append(f"| `{target}` | {touched} | {total} | " + " | ".join(cells) + f" | {tracing} |")
+    for target, figure in figures.items():
+        total = sum(figure.per_place.values())
+        cells = [f"{n} ({100 * n / total:.0f}%)" if total else "0" for n in figure.per_place.values()]
+        lines.append(f"| `{target}` | {figure.touched} | {total} | " + " | ".join(cells) + f" | {figure.tracing} |")
+    keys = sorted(
+        {key for figure in figures.values() for key in figure.off_modern},
+        key=lambda key: (-sum(figure.off_modern[key] for figure in figures.values()), key),
+    )
+    lines += [
+        "",
+        "The sites off the modern API, by warning code (`-`: a silent rewrite; `python bench/corpus_figure.py "
+        "--sites TARGET` lists each):",
+        "",
+        "| code | place | says | " + " | ".join(f"`{target}`" for target in figures) + " |",
+        "|---|---|---|" + "---|" * len(figures),
+    ]
+    for code, place in keys:
+        cells = " | ".join(str(figure.off_modern[code, place]) for figure in figures.values())
+        lines.append(f"| {code or '-'} | {place} | {_why(code)} | {cells} |")
     lines += ["", END]
     return "\n".join(lines)
 

@@ -60,7 +60,8 @@ LEAST_FILES = 63
 def test_the_figure_holds_on_the_grown_corpus(figure):
     """Should fail when a change moves sites off the modern API or onto a person, or the corpus shrinks."""
     assert len(figure.files()) >= LEAST_FILES
-    for target, (touched, per_place, _) in figure.counts().items():
+    for target, reached in figure.counts().items():
+        per_place = reached.per_place
         total = sum(per_place.values())
         modern, person = per_place["modern API"] / total, per_place["needs a person"] / total
         least_modern, most_person = FLOORS[target]
