@@ -212,8 +212,10 @@ def render() -> str:
     )
     lines += [
         "",
-        "The sites off the modern API, by warning code (`-`: a silent rewrite; `python bench/corpus_figure.py "
-        "--sites TARGET` lists each):",
+        (
+            "The sites off the modern API, by warning code (`-`: a silent rewrite; `python bench/corpus_figure.py "
+            "--sites TARGET` lists each):"
+        ),
         "",
         "| code | place | says | " + " | ".join(f"`{target}`" for target in figures) + " |",
         "|---|---|---|" + "---|" * len(figures),
@@ -235,7 +237,7 @@ def update(path: Path = DOC) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print the figure instead of updating the doc")
-    parser.add_argument("--sites", metavar="TARGET", help="print each site of TARGET that ends on the shim or with a person")
+    parser.add_argument("--sites", metavar="TARGET", help="print each site of TARGET off the modern API")
     args = parser.parse_args()
     if args.sites:
         print("\n".join(breakdown(args.sites)))

@@ -16,13 +16,13 @@ from . import _imports
 from ._edits import (
     AddKeyword,
     AssertionCall,
+    CurrentScale,
     DtypePolicyOf,
     FirstArgument,
     FoldFactor,
     MovedImport,
     Needed,
     NewAttr,
-    CurrentScale,
     NewCall,
     Plan,
 )

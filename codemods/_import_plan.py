@@ -366,8 +366,10 @@ def _local_spelling(facts: Facts, scope: Scope, candidates: list[str], site: Exp
                 continue
             statement = bindings[0].node
             assert statement is not None  # an import binding has its statement
-            block = facts.parent(facts.parent(statement))
-            if facts.position(statement).start.line >= line or not isinstance(facts.parent(block), cst.FunctionDef):
+            line_of = facts.parent(statement)
+            block = facts.parent(line_of) if line_of is not None else None
+            in_body = block is not None and isinstance(facts.parent(block), cst.FunctionDef)
+            if facts.position(statement).start.line >= line or not in_body:
                 continue
             for qualified in (q.name for q in bindings[0].own_qualified_names()):
                 for candidate in candidates:

@@ -87,7 +87,7 @@ def _stays_in_order(facts: Facts, node: cst.Call, given: list[str]) -> bool:
     the order they ran: given in the wrap's order, and the loss scale the wrap's last argument."""
     params = _LOSS_SCALE_PARAMS["DynamicLossScale"]
     arg = facts.parent(node)
-    wrap = facts.parent(arg)
+    wrap = facts.parent(arg) if isinstance(arg, cst.Arg) else None
     return (
         given == sorted(given, key=params.index)
         and isinstance(arg, cst.Arg)

@@ -6,18 +6,19 @@ mixed_precision.experimental.set_policy("mixed_float16")
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(10, dtype="float32")])
 loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-optimizer = tf.keras.optimizers.SGD(0.01)
-optimizer = mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale="dynamic")
+optimizer = mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.01), loss_scale="dynamic")
 
 
 @tf.function
 def train_step(x, y):
     with tf.GradientTape() as tape:
-        loss = loss_object(y, model(x))
+        predictions = model(x, training=True)
+        loss = loss_object(y, predictions)
         scaled_loss = optimizer.get_scaled_loss(loss)
-    scaled_gradients = tape.gradient(scaled_loss, model.trainable_variables)
+    variables = model.trainable_variables
+    scaled_gradients = tape.gradient(scaled_loss, variables)
     gradients = optimizer.get_unscaled_gradients(scaled_gradients)
-    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    optimizer.apply_gradients(zip(gradients, variables))
     return loss
 
 
