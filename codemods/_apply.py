@@ -16,6 +16,7 @@ from . import _imports
 from ._edits import (
     AddKeyword,
     AssertionCall,
+    CurrentScale,
     DtypePolicyOf,
     FirstArgument,
     FoldFactor,
@@ -85,6 +86,11 @@ class Applier(cst.CSTTransformer):
             return new
         if isinstance(new, NewAttr):
             return updated_node.with_changes(attr=cst.Name(new.attr))
+        if isinstance(new, CurrentScale):
+            method = updated_node.with_changes(attr=cst.Name("scale_loss"), lpar=(), rpar=())
+            return cst.Call(
+                func=method, args=[cst.Arg(cst.Float("1.0"))], lpar=updated_node.lpar, rpar=updated_node.rpar
+            )
         return updated_node
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> Expr:

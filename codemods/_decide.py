@@ -17,6 +17,7 @@ import libcst as cst
 from lossscale_compat import _mapping
 
 from . import _tf1
+from . import _warnings as w
 from ._edits import KEEP, FixedFactor, SiteEdit, Wrap
 from ._facts import Facts
 from ._values import Expr, Unsafe
@@ -99,6 +100,9 @@ def _decide_site(
         if facts.position(node).start.line != facts.position(kept).start.line:
             loop.warnings.append((node, loop.kept_calls[kept]))  # each line that keeps a TF 2.4 name says why
         return None
+    if _assigned(facts, node):
+        loop.edits[node] = _refused(site, w.NAME_ASSIGNED, loop.warnings, loop.kept_calls)
+        return None
     keeps_tf1 = KEPT_FOR_TF1.get(site.row.rule)
     stays_on_tf1 = call if call is not None and keeps_tf1 is not None and keeps_tf1(site) else None
     try:
@@ -109,6 +113,14 @@ def _decide_site(
     if isinstance(edit, (Wrap, FixedFactor)) and edit.folded is not None:
         loop.folded.add(edit.folded)
     return stays_on_tf1
+
+
+def _assigned(facts: Facts, node: Expr) -> bool:
+    """Whether `node` is assigned to or deleted (`mp.LossScaleOptimizer = None`, `del ...`), not read."""
+    parent = facts.parent(node)
+    if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+        return parent.target is node
+    return isinstance(parent, cst.Del) and parent.target is node
 
 
 def _refused(

@@ -126,6 +126,11 @@ class NewAttr:
 
 
 @dataclasses.dataclass(frozen=True)
+class CurrentScale:
+    """`opt.loss_scale` -> `opt.scale_loss(1.0)`: Keras 3's current scale, also before the first step builds it."""
+
+
+@dataclasses.dataclass(frozen=True)
 class FirstArgument:
     """`opt.get_unscaled_gradients(g)` -> `g`."""
 
@@ -169,7 +174,15 @@ class AssertionCall:
 
 
 NodeEdit = Union[
-    cst.BaseExpression, NewAttr, FirstArgument, DtypePolicyOf, NewCall, AddKeyword, FoldFactor, AssertionCall
+    cst.BaseExpression,
+    NewAttr,
+    CurrentScale,
+    FirstArgument,
+    DtypePolicyOf,
+    NewCall,
+    AddKeyword,
+    FoldFactor,
+    AssertionCall,
 ]
 
 

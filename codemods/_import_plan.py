@@ -17,7 +17,7 @@ from lossscale_compat import _mapping
 from . import _warnings as w
 from ._edits import Draft, Keep, MovedImport, Needed, Plan, SiteEdit, merged, new_name_of
 from ._facts import Facts
-from ._scopes import BuiltinBinding, ClassScope
+from ._scopes import BuiltinBinding, ClassScope, GlobalScope, ImportBinding, Scope
 from ._values import Expr, SourceScale, Unsafe, dotted_expression, full_name, kwarg, root_of
 
 
@@ -339,10 +339,45 @@ def spell(facts: Facts, target: str, imports: Imports, new: str, site: Expr) -> 
                 usable.append((rank, name + candidate[len(qualified) :]))
     if usable:
         return dotted_expression(min(usable)[1]), ()
+    local = _local_spelling(facts, scope, candidates, site) if scope is not None else None
+    if local is not None:
+        return dotted_expression(local), ()
     top = new.split(".")[0]
     if top in facts.global_scope or (scope is not None and top in scope):
         raise Unsafe(w.NAME_CLASH)
     return dotted_expression(new), ((top, None, None),)
+
+
+def _local_spelling(facts: Facts, scope: Scope, candidates: list[str], site: Expr) -> str | None:
+    """A spelling of one of `candidates` through a module that an import in an enclosing function binds: once, in the
+    function's own body (not under an `if` or `try`) and above the site, so that no new import is needed there."""
+    usable = []
+    if isinstance(scope, GlobalScope):
+        return None  # positions are resolved only where a function may import TensorFlow
+    try:
+        line = facts.position(site).start.line
+    except KeyError:
+        return None  # a node the codemod built
+    current = scope
+    while not isinstance(current, GlobalScope) and current.parent is not current:
+        for name in current.bound_names:
+            bindings = list(scope[name])  # as the site sees the name
+            if len(bindings) != 1 or not isinstance(bindings[0], ImportBinding):
+                continue
+            statement = bindings[0].node
+            assert statement is not None  # an import binding has its statement
+            line_of = facts.parent(statement)
+            block = facts.parent(line_of) if line_of is not None else None
+            in_body = block is not None and isinstance(facts.parent(block), cst.FunctionDef)
+            if facts.position(statement).start.line >= line or not in_body:
+                continue
+            for qualified in (q.name for q in bindings[0].own_qualified_names()):
+                for candidate in candidates:
+                    if candidate == qualified or candidate.startswith(qualified + "."):
+                        rank = (candidate.startswith("tensorflow.compat."), -len(qualified), name)
+                        usable.append((rank, name + candidate[len(qualified) :]))
+        current = current.parent
+    return min(usable)[1] if usable else None
 
 
 def modern_keywords(facts: Facts, scale: SourceScale, site: Expr) -> list[cst.Arg]:

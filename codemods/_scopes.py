@@ -151,6 +151,11 @@ class Scope:
     def _prefix(self) -> str:
         return ""
 
+    @property
+    def bound_names(self) -> list[str]:
+        """The names bound in this scope itself."""
+        return list(self._bindings)
+
     # --- recording (the walk)
     def _target(self, name: str) -> Scope:
         redirect = self._redirects.get(name)

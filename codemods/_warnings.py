@@ -68,6 +68,8 @@ CONFIG_COMPARED_UNTRACED = "LSC152"
 # tf_keras: a file whose TF 2.4 behaviour depends on `OptimizerV2` keeps it (issue 44; `rules.legacy_optimizers`).
 LEGACY_OPTIMIZER_NOTE = "LSC153"
 LEGACY_OPTIMIZER_NOT_WRITTEN = "LSC154"
+# A TF 2.4 name assigned to or deleted (`mp.LossScaleOptimizer = None`): left alone.
+NAME_ASSIGNED = "LSC155"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -199,8 +201,10 @@ MESSAGES = {
         "Keras 3's class, and the loop keeps working unchanged."
     ),
     SCALE_READ_NOTE: (
-        "A model's loss-scale optimizer calls its current scale `dynamic_scale` on Keras 3 (TF 2.4's "
-        "`loss_scale`), so the read was renamed. With a fixed scale Keras 3 has no loss-scale optimizer: "
+        "Keras 3's loss-scale optimizer has no `loss_scale`: its current scale is the variable `dynamic_scale`, "
+        "which exists only once the first step has built the optimizer (before, the scale is `initial_scale`). "
+        "The read is now `scale_loss(1.0)`, which gives the current scale as a fresh float32 tensor, as TF 2.4's "
+        "`loss_scale` did, before the first step too. With a fixed scale Keras 3 has no loss-scale optimizer: "
         "read the inner optimizer's `loss_scale_factor` there instead."
     ),
     IMPORT_KEPT: (
@@ -387,6 +391,13 @@ MESSAGES = {
         "does not use), so the import and the statements that only set or called something of it were removed. "
         "Nothing else changes: at most the target's Keras logs its own note about the device."
     ),
+    NAME_ASSIGNED: (
+        "This assigns to (or deletes) a TF 2.4 mixed-precision name, as code that patched or disabled TF 2.4's API "
+        "did. The target has no such name, and rewriting the statement to assign a lossscale_compat name would "
+        "change lossscale_compat's class for every module that uses it, so the statement was left alone (through a "
+        "module alias kept as lossscale_compat's stand-in module, LSC137, it changes only that module). Instead, "
+        "remove the statement, or patch the modern name it stood for by hand if that is what you meant."
+    ),
     CONFIG_COMPARED_UNTRACED: (
         "This compares the `get_config()` of objects the codemod could not trace to their construction (a loop "
         "variable, a parameter, an attribute, an item), in a file that builds loss-scale optimizers, so they may be "
@@ -435,7 +446,7 @@ SHORT = {
     ITERATIONS_NOTE: "Keras 3: skips don't advance iterations; KerasLossScaleOptimizer does",
     OPTIMIZER_SHIM_NOTE: "scale not provably modern; lossscale_compat's optimizer kept",
     LOOP_SHIM_NOTE: "custom loop: KerasLossScaleOptimizer keeps TF 2.4's contract",
-    SCALE_READ_NOTE: "loss_scale read renamed dynamic_scale",
+    SCALE_READ_NOTE: "loss_scale read now scale_loss(1.0), the current scale",
     IMPORT_KEPT: "import kept for uses left alone; migrate them, or use `run`",
     GRADIENTS_CLIPPED: "unscaled gradients clipped before apply_gradients",
     GRADIENTS_NORM_TAKEN: "a norm is taken of the unscaled gradients",
@@ -467,6 +478,7 @@ SHORT = {
     CONFIG_COMPARED_UNTRACED: "get_config() of untraced objects compared; use assert_config_equivalent",
     LEGACY_OPTIMIZER_NOTE: "TF 2.4 code needs OptimizerV2: now tf.keras.optimizers.legacy",
     LEGACY_OPTIMIZER_NOT_WRITTEN: "TF 2.4 code needs OptimizerV2; write tf.keras.optimizers.legacy here",
+    NAME_ASSIGNED: "TF 2.4 name assigned to or deleted; left alone: remove it by hand",
     NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
     NOTEBOOK_LAYOUT: "layout not kept; notebook rewritten in Jupyter's layout: review the diff",
     NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",

@@ -13,7 +13,19 @@ import libcst as cst
 
 from .. import _tf1
 from .. import _warnings as w
-from .._edits import Draft, FirstArgument, FixedFactor, FoldFactor, NewAttr, NodeEdit, Plan, SiteEdit, Wrap, merged
+from .._edits import (
+    CurrentScale,
+    Draft,
+    FirstArgument,
+    FixedFactor,
+    FoldFactor,
+    NewAttr,
+    NodeEdit,
+    Plan,
+    SiteEdit,
+    Wrap,
+    merged,
+)
 from .._facts import Facts
 from .._values import Expr, Unsafe, called_name_of, calls_in, has_comment, root_of
 from .optimizer_class import on_shim
@@ -291,11 +303,12 @@ def plan_wrap_scale_reads(
 
 
 def plan_scale_read(facts: Facts, read: cst.Attribute) -> Plan:
-    """`<model>.optimizer.loss_scale` -> `.dynamic_scale`: the name of the current scale on Keras 3."""
+    """`<model>.optimizer.loss_scale` -> `.scale_loss(1.0)`: Keras 3's current scale as a fresh tensor, as TF 2.4's
+    property gave; `dynamic_scale` exists only once the first step has built the optimizer."""
     parent = facts.parent(read)
     if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) or (isinstance(parent, cst.Call) and parent.func is read):
         return Plan(warnings=((read, w.UNSUPPORTED_USE),))
-    return Plan(replace={read: NewAttr("dynamic_scale")}, warnings=((read, w.SCALE_READ_NOTE),))
+    return Plan(replace={read: CurrentScale()}, warnings=((read, w.SCALE_READ_NOTE),))
 
 
 def _apply_unscaled(out: Draft, uses: list[cst.CSTNode], source: cst.Name | None, drop: cst.CSTNode) -> None:

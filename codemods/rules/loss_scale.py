@@ -37,7 +37,8 @@ def read(facts: Facts, node: Expr) -> tuple[SourceScale, cst.CSTNode | None]:
         assert isinstance(node, cst.Call)
         bound = bind_args(node.args, _LOSS_SCALE_PARAMS[kind], 1 if kind == "FixedLossScale" else 0)
         values = {name: arg.value for name, arg in bound.items()}
-        return _loss_scale_from(kind, values), node.func
+        in_order = kind == "DynamicLossScale" and _stays_in_order(facts, node, list(bound))
+        return _loss_scale_from(kind, values, in_order), node.func
     if isinstance(node, cst.Dict):
         return _read_dict(node), None
     raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
@@ -81,8 +82,25 @@ def _string_keyed(node: cst.Dict) -> dict[str, Expr]:
     return out
 
 
-def _loss_scale_from(kind: str, values: dict[str, Expr]) -> SourceScale:
-    if any(not is_pure(value) for value in values.values()):
+def _stays_in_order(facts: Facts, node: cst.Call, given: list[str]) -> bool:
+    """Whether a `DynamicLossScale(...)` call's arguments, moved onto the wrap as its last keywords, would run in
+    the order they ran: given in the wrap's order, and the loss scale the wrap's last argument."""
+    params = _LOSS_SCALE_PARAMS["DynamicLossScale"]
+    arg = facts.parent(node)
+    wrap = facts.parent(arg) if isinstance(arg, cst.Arg) else None
+    return (
+        given == sorted(given, key=params.index)
+        and isinstance(arg, cst.Arg)
+        and isinstance(wrap, cst.Call)
+        and wrap.args[-1] is arg
+    )
+
+
+def _loss_scale_from(kind: str, values: dict[str, Expr], in_order: bool = False) -> SourceScale:
+    """The modern scale; a value other than a constant or a name (`params["scale"]`) only where it moves onto the
+    wrap and still runs when it ran (`in_order`, a dynamic scale's initial value or growth period)."""
+    movable = {"initial_loss_scale", "increment_period"} if kind == "DynamicLossScale" and in_order else set()
+    if any(not is_pure(value) and name not in movable for name, value in values.items()):
         raise Unsafe(w.LOSS_SCALE_NOT_VISIBLE)
     try:
         return _mapping.translate(kind, values, number_value)

@@ -184,7 +184,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _migrated_inputs():
-    for folder in ("tests/migrate/corpus", "examples/tf24", "examples/project"):
+    for folder in ("tests/migrate/corpus", "tests/migrate/corpus_public", "examples/tf24", "examples/project"):
         for name in sorted(os.listdir(os.path.join(REPO, folder))):
             if name.endswith(".py"):
                 with open(os.path.join(REPO, folder, name), "rb") as handle:

@@ -1,5 +1,5 @@
 """One pass is enough (issue 25): a second migration of the codemod's own output changes nothing, on every real file
-we have (examples/tf24 and tests/migrate/corpus) and on the GAN runner shape that once needed two passes."""
+we have (examples/tf24, tests/migrate/corpus and tests/migrate/corpus_public) and on the GAN runner shape that once needed two passes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .helpers import check
 ROOT = Path(__file__).resolve().parents[2]
 REAL_FILES = sorted(
     path
-    for folder in (ROOT / "examples" / "tf24", ROOT / "tests" / "migrate" / "corpus")
+    for folder in (ROOT / "examples" / "tf24", ROOT / "tests" / "migrate" / "corpus", ROOT / "tests" / "migrate" / "corpus_public")
     for path in folder.glob("*.py")
     if not path.name.startswith("_")
 )

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from lossscale_compat.codemods import _warnings as w
 
 from .helpers import check, migrate
+
+BOTH = pytest.mark.parametrize("target", ["keras3", "tf_keras"])
 
 
 def test_a_try_guarded_tensorflow_import_gets_the_new_import_inside_the_guard():
@@ -53,7 +57,9 @@ def test_an_if_guarded_import_gets_it_in_the_same_block_on_tf_keras():
     )
 
 
-def test_a_function_importing_tensorflow_gets_the_import_in_the_function():
+@BOTH
+def test_a_function_importing_tensorflow_spells_the_new_name_through_that_import(target):
+    """Stop 50's note: the function's own `import tensorflow as tf` is enough; no `import keras` is added."""
     check(
         """\
         def enable():
@@ -64,15 +70,35 @@ def test_a_function_importing_tensorflow_gets_the_import_in_the_function():
         """\
         def enable():
             import tensorflow as tf
-            import keras
 
-            keras.mixed_precision.set_global_policy("mixed_float16")
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        """,
+        target,
+    )
+
+
+def test_a_function_importing_tensorflow_only_under_an_if_gets_the_import_in_the_function():
+    """An import under an `if` may not have run: the new name gets its own import, beside TensorFlow's."""
+    check(
+        """\
+        def enable(flag):
+            if flag:
+                import tensorflow as tf
+                tf.keras.mixed_precision.experimental.set_policy("mixed_float16")
+        """,
+        """\
+        def enable(flag):
+            if flag:
+                import tensorflow as tf
+                import keras
+                keras.mixed_precision.set_global_policy("mixed_float16")
         """,
     )
 
 
-def test_a_new_name_used_in_two_functions_goes_to_the_top():
-    """Each function imports TensorFlow itself; an import in the first would leave the second's name unbound."""
+@BOTH
+def test_each_function_importing_tensorflow_spells_the_new_names_through_its_own_import(target):
+    """Each function imports TensorFlow itself, so each site is spelled through that function's `tf`."""
     check(
         """\
         def enable():
@@ -84,14 +110,37 @@ def test_a_new_name_used_in_two_functions_goes_to_the_top():
             return tf.keras.mixed_precision.experimental.global_policy()
         """,
         """\
-        import keras
-
         def enable():
             import tensorflow as tf
-            keras.mixed_precision.set_global_policy("mixed_float16")
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
 
         def policy():
             import tensorflow as tf
+            return tf.keras.mixed_precision.global_policy()
+        """,
+        target,
+    )
+
+
+def test_a_new_name_used_in_two_functions_without_tensorflow_imports_goes_to_the_top():
+    """Neither function binds TensorFlow: an import in the first would leave the second's name unbound."""
+    check(
+        """\
+        from tensorflow.keras.mixed_precision import experimental as mp
+
+        def enable():
+            mp.set_policy("mixed_float16")
+
+        def policy():
+            return mp.global_policy()
+        """,
+        """\
+        import keras
+
+        def enable():
+            keras.mixed_precision.set_global_policy("mixed_float16")
+
+        def policy():
             return keras.mixed_precision.global_policy()
         """,
     )

@@ -18,7 +18,8 @@ from lossscale_compat import _flavour  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = sorted([*(REPO / "examples" / "tf24").glob("*.py"), *(REPO / "examples" / "project").glob("*.py"),
-                 *(Path(__file__).parent / "corpus").glob("*.py")])
+                 *(Path(__file__).parent / "corpus").glob("*.py"),
+                 *(Path(__file__).parent / "corpus_public").glob("*.py")])
 TARGET = "keras3" if _flavour.has_keras3_loss_scaling() else "tf_keras"
 # The packages whose names are checked; a project's own modules are not.
 CHECKED = ("tensorflow", "keras", "tf_keras", "lossscale_compat")

@@ -64,16 +64,7 @@ def test_each_notebook_migrates_keeping_every_byte_outside_the_changed_sources(p
     assert migrate_notebook(result.new, target, str(path)).status == "unchanged"  # a fixed point
 
 
-# A known codemod bug, found when the rebound `opt` of this notebook's `%time` cell became traced: `opt.loss_scale`
-# read before the first step becomes `opt.dynamic_scale`, which Keras 3's class creates only when it is built.
-READ_BEFORE_BUILD = pytest.mark.xfail(
-    strict=True, reason="LSC121 renames a loss_scale read made before the first step; Keras 3 has no scale yet"
-)
-RUNS = [
-    pytest.param(p, target, marks=READ_BEFORE_BUILD if (p.stem, target) == ("vscode_indent4_crlf", "keras3") else ())
-    for p in CORPUS
-    for target in ("keras3", "tf_keras")
-]
+RUNS = [pytest.param(p, target) for p in CORPUS for target in ("keras3", "tf_keras")]
 
 
 @pytest.mark.parametrize(("path", "target"), RUNS, ids=lambda p: getattr(p, "stem", p))

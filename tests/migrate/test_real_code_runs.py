@@ -131,3 +131,34 @@ def test_untraced_loop_rewrite_trains_like_tf24s_loop_on_both_loss_scale_optimiz
         assert [step["loss_scale"] for step in run] == scales, label
         for step, expected in zip(run, recorded):
             assert step["weights"] == pytest.approx(expected["weights"], rel=1e-6), label
+
+
+def test_a_loss_scale_read_before_the_first_step_gives_the_initial_scale_then_the_current_one():
+    """Stop 50's LSC121 bug: on Keras 3 the read became `dynamic_scale`, which exists only once a step has built the
+    optimizer (AttributeError before). Both reads must equal what the migrated optimizer itself holds."""
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 'dynamic')
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(optimizer=opt, loss="mse")
+
+        def read():
+            return float(opt.loss_scale)
+
+        def step():
+            model.train_on_batch(tf.fill((2, 3), float("inf")), tf.zeros((2, 1)))
+        """
+    )
+    result = migrate_source(source.encode(), TARGET, "t.py")
+    namespace = {}
+    exec(compile(result.new.decode(), "t.py", "exec"), namespace)
+    opt = namespace["opt"]
+    before = namespace["read"]()
+    namespace["step"]()  # builds the optimizer; a non-finite gradient halves the scale
+    after = namespace["read"]()
+    if TARGET == "keras3":
+        assert before == opt.initial_scale
+        assert after == float(opt.dynamic_scale.numpy()) and after < before
+    else:
+        assert after < before

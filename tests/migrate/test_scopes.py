@@ -62,6 +62,7 @@ if __name__ == "__main__":
 
 CORPUS = sorted(
     glob.glob(os.path.join(REPO, "tests", "migrate", "corpus", "*.py"))
+    + glob.glob(os.path.join(REPO, "tests", "migrate", "corpus_public", "*.py"))
     + glob.glob(os.path.join(REPO, "examples", "**", "*.py"), recursive=True)
 )
 

@@ -156,7 +156,8 @@ def test_custom_loop_untouched_on_tf_keras():
 
 
 def test_a_models_optimizer_scale_read_is_renamed_on_keras3():
-    """`model.optimizer.loss_scale` is Keras 3's `dynamic_scale`; assignments are not reads and are left alone."""
+    """`model.optimizer.loss_scale` is Keras 3's current scale, `scale_loss(1.0)` (its `dynamic_scale` exists only
+    once built); assignments are not reads and are left alone."""
     before = """\
         import tensorflow as tf
         opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')
@@ -164,7 +165,7 @@ def test_a_models_optimizer_scale_read_is_renamed_on_keras3():
         model.optimizer.loss_scale = 3
         """
     new, codes = migrate(before)
-    assert "print(float(self.model.optimizer.dynamic_scale))\n" in new
+    assert "print(float(self.model.optimizer.scale_loss(1.0)))\n" in new
     assert "model.optimizer.loss_scale = 3\n" in new
     assert codes == [w.SCALE_READ_NOTE, w.UNSUPPORTED_USE]
     assert migrate(before, "tf_keras")[0].count(".optimizer.loss_scale") == 2
@@ -363,13 +364,13 @@ def test_loss_scale_read_on_keras_3s_optimizer_built_here_is_renamed():
         def build(model, inner):
             opt = tf.keras.mixed_precision.LossScaleOptimizer(inner)
             model.compile(optimizer=opt)
-            print(opt.dynamic_scale)
+            print(opt.scale_loss(1.0))
         """,
         codes=[w.SCALE_READ_NOTE],
     )
 
 
-@pytest.mark.parametrize("target, read", [("keras3", "dynamic_scale"), ("tf_keras", "loss_scale")])
+@pytest.mark.parametrize("target, read", [("keras3", "scale_loss(1.0)"), ("tf_keras", "loss_scale")])
 def test_loss_scale_read_of_any_name_bound_to_a_wrap_moved_to_keras_3s_class_is_renamed(target, read):
     """Not only receivers named like an optimizer: a name bound once to the wrap is known to be Keras 3's class; a
     policy's `loss_scale` beside it is the policy rule's (lossscale_compat's Policy keeps it)."""
@@ -397,7 +398,7 @@ def test_loss_scale_read_of_a_name_bound_to_a_fixed_factor_is_not_renamed():
         print(wrapped.loss_scale)
         """
     )
-    assert "dynamic_scale" not in new
+    assert "dynamic_scale" not in new and "scale_loss(" not in new
 
 
 def test_loss_scale_read_in_a_file_with_only_a_tf24_loop_is_warned_on_keras3():

@@ -132,7 +132,7 @@ _IN_MAIN_KERAS3 = """\
 
             for x in data:
                 step(x)
-            print(opt.dynamic_scale)
+            print(opt.scale_loss(1.0))
         """
 
 

@@ -149,3 +149,41 @@ def test_loss_scale_with_a_keras_or_unknown_use_keeps_the_shim(use):
         """)
     assert "scale = lossscale_compat.DynamicLossScale(multiplier=3)" in new
     assert w.SHIM_NOTE in codes and w.TF1_KEPT_NOTE not in codes
+
+
+@BOTH
+def test_a_dynamic_loss_scale_read_from_a_config_moves_onto_the_modern_wrap(target):
+    """google/automl's shape: `DynamicLossScale(params['loss_scale'])` inline; the value runs once, where it ran."""
+    check(
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+            tf.keras.optimizers.SGD(0.1), loss_scale=tf.mixed_precision.experimental.DynamicLossScale(params['scale']))
+        """,
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(
+            tf.keras.optimizers.SGD(0.1), initial_scale=float(params['scale']))
+        """,
+        target,
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "LossScaleOptimizer(tf.keras.optimizers.SGD(), DynamicLossScale(increment_period=f(), initial_loss_scale=g()))",
+        "LossScaleOptimizer(loss_scale=DynamicLossScale(g()), optimizer=tf.keras.optimizers.SGD())",
+        "LossScaleOptimizer(tf.keras.optimizers.SGD(), DynamicLossScale(g(), multiplier=h()))",
+    ],
+)
+def test_a_computed_loss_scale_value_that_would_run_out_of_order_keeps_the_shim(call):
+    new, codes = migrate(
+        f"""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision.experimental import LossScaleOptimizer
+        from tensorflow.mixed_precision.experimental import DynamicLossScale
+        opt = {call}
+        """
+    )
+    assert "from lossscale_compat import LossScaleOptimizer\n" in new and w.OPTIMIZER_SHIM_NOTE in codes

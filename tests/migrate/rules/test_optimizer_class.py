@@ -89,3 +89,36 @@ def test_tf24s_final_class_is_spelled_as_ours_where_its_loop_method_stays_on_ker
     )
     check(source, source, "tf_keras")
     assert optimizer_class.named_shim(w.FINAL_CLASS_SHIM_NOTE).name == optimizer_class.LOOP_SHIM
+
+
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_an_assignment_to_the_experimental_class_is_left_alone_and_warned(target):
+    """Found in the stop-50 merge: `mp.LossScaleOptimizer = None` became an assignment to lossscale_compat's class."""
+    check(
+        """\
+        import tensorflow as tf
+        tf.keras.mixed_precision.experimental.LossScaleOptimizer = None
+        del tf.keras.mixed_precision.experimental.LossScaleOptimizer
+        """,
+        """\
+        import tensorflow as tf
+        tf.keras.mixed_precision.experimental.LossScaleOptimizer = None
+        del tf.keras.mixed_precision.experimental.LossScaleOptimizer
+        """,
+        target,
+        codes=[w.NAME_ASSIGNED, w.NAME_ASSIGNED],
+    )
+
+
+def test_an_assignment_through_a_module_alias_leaves_the_class_of_lossscale_compat_alone():
+    check(
+        """\
+        from tensorflow.keras.mixed_precision import experimental as mp
+        mp.LossScaleOptimizer = None
+        """,
+        """\
+        from lossscale_compat import keras_experimental as mp
+        mp.LossScaleOptimizer = None
+        """,
+        codes=[w.MODULE_FALLBACK_NOTE, w.NAME_ASSIGNED],
+    )
