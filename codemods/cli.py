@@ -502,8 +502,9 @@ def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO, d
     started = time.time()
     cleaned: set = set()
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    for signum in previous:  # a signal in a write is held back; one outside it ends the run at once
-        signal.signal(signum, _held_back)
+    for signum, handler in previous.items():  # a signal in a write is held back; one outside it ends the run at once
+        if handler is not signal.SIG_IGN:  # ignored as the run was started (a script's `cmd &`): it stays ignored
+            signal.signal(signum, _held_back)
     try:
         for result in results:
             if result.status != "changed":
