@@ -383,6 +383,8 @@ def test_a_file_with_a_utf8_bom_is_annotated_and_stripped(tmp_path):
     '__import__("tensorflow.keras.mixed_precision.experimental")',
     'importlib.import_module(name="tensorflow.keras.mixed_precision.experimental")',
     'importlib.import_module(".experimental", "tensorflow.keras.mixed_precision")',
+    'getattr(importlib, "import_module")("tensorflow.keras.mixed_precision.experimental")',
+    'getattr(builtins, "__import__")("tensorflow.keras.mixed_precision.experimental")',
 ])
 def test_the_verifier_follows_every_spelling_of_an_import_by_name(call):
     import ast
@@ -390,6 +392,18 @@ def test_the_verifier_follows_every_spelling_of_an_import_by_name(call):
     from lossscale_compat.codemods import _verify_names
 
     tree = ast.parse(f"import importlib\nmp = {call}\n")
+    names = [name for *_, name, _via in _verify_names.references(tree)]
+    assert "tensorflow.keras.mixed_precision.experimental" in names, names
+
+
+def test_the_verifier_follows_import_module_bound_by_getattr():
+    import ast
+
+    from lossscale_compat.codemods import _verify_names
+
+    tree = ast.parse(
+        'import importlib\nim = getattr(importlib, "import_module")\nmp = im("tensorflow.keras.mixed_precision.experimental")\n'
+    )
     names = [name for *_, name, _via in _verify_names.references(tree)]
     assert "tensorflow.keras.mixed_precision.experimental" in names, names
 
