@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 
 import pytest
 
@@ -422,6 +423,21 @@ def test_a_file_with_cr_only_line_endings_is_migrated_keeping_them(tmp_path):
     assert done.returncode == 0, done.stderr
     assert b"migrated: mac.py" in done.stderr, done.stderr
     assert (tmp_path / "mac.py").read_bytes() == after
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs GNU patch")
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n", b"\n"])
+def test_the_diff_of_a_file_applies_with_patch_whatever_its_line_endings(tmp_path, ending):
+    """`patch` ends lines at \n alone: the diff of a CR-only file, cut at each \r, was refused as malformed."""
+    before = LEGACY.replace(b"\n", ending) + b"print(opt)" + ending
+    (tmp_path / "mac.py").write_bytes(before)
+    diff = run("--diff", "-j", "1", "mac.py", cwd=tmp_path)
+    assert diff.returncode == 1, diff.stderr
+    (tmp_path / "patched_copy.py").write_bytes(before)
+    applied = subprocess.run(["patch", "patched_copy.py"], input=diff.stdout, cwd=tmp_path, capture_output=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert run("--write", "-j", "1", "mac.py", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "patched_copy.py").read_bytes() == (tmp_path / "mac.py").read_bytes() != before
 
 
 def test_a_cr_only_file_changed_on_its_last_line_is_migrated_not_skipped(tmp_path):
