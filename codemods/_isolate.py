@@ -77,8 +77,8 @@ def _bound_memory(limit: int) -> None:
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ImportError, ValueError, OSError):  # no such limit here (Windows), or not allowed
-        pass
+    except (ImportError, ValueError, OSError, OverflowError):  # no such limit here (Windows), not allowed, or more
+        pass  # than the address space (--max-memory 10**30): no bound
 
 
 def _serve(conn: Any, work: Callable[[str, bytes], Any], parent: int, memory: int) -> None:

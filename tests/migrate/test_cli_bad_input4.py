@@ -316,11 +316,11 @@ def test_a_file_over_the_bound_is_never_read_whole(tmp_path, monkeypatch, capsys
 
 def test_a_notebook_over_max_memory_is_refused_unread(tmp_path):
     cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": [LEGACY.decode()]}
-    notebook = {"cells": [cell], "metadata": {"pad": "x" * (3 << 20)}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {"cells": [cell], "metadata": {"pad": "x" * (9 << 20)}, "nbformat": 4, "nbformat_minor": 5}
     (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
-    done = run("--check", "--max-memory", "1", "nb.ipynb", cwd=tmp_path)
+    done = run("--check", "--max-memory", "8", "nb.ipynb", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert b"nb.ipynb: error: not migrated: the notebook is 3.0 MB, over the --max-memory" in done.stderr
+    assert b"nb.ipynb: error: not migrated: the notebook is 9.0 MB, over the --max-memory" in done.stderr
 
 
 def _on_stdin(args, stdin, cwd):
