@@ -73,7 +73,7 @@ def _importers(found: _Module) -> frozenset[str]:
 
 
 def _importer_by_getattr(node: ast.expr) -> str | None:
-    """ "import_module" or "__import__" where `node` is `getattr(x, "import_module")` or `getattr(x, "__import__")`."""
+    """Which importer `node` fetches, where it is `getattr(x, "import_module")` or `getattr(x, "__import__")`."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"):
         return None
     attr = node.args[1] if len(node.args) == 2 else None
