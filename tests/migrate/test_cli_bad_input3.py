@@ -348,10 +348,14 @@ def test_a_signal_the_kernel_hands_another_thread_is_still_held_back_until_the_f
         return how
 
     monkeypatch.setattr(_write, "replace", replace_then_signalled_elsewhere)
+    # As from a terminal, whatever this test run inherited: a run started with SIGINT ignored keeps ignoring it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         code = cli.main(["migrate", "--write", "-j", "1", str(tmp_path)])
     except SystemExit as stop:
         code = stop.code
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert code == 128 + signum  # interrupted, after the file was written and listed
     assert (tmp_path / "a.py").read_bytes() == MODERN
     assert f"migrated: {tmp_path / 'a.py'}" in capsys.readouterr().err
