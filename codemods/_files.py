@@ -307,8 +307,9 @@ def find_config(start: str) -> tuple[str | None, dict[str, object], str | None]:
                 candidate,
                 {},
                 (
-                    f"{candidate}: not a regular file, so its [tool.lossscale-compat] options (its excludes among them) "
-                    "are unknown and no file was read. Instead, make it a file, or run from a directory outside its project"
+                    f"{candidate}: not a regular file, so its [tool.lossscale-compat] options (its excludes among "
+                    "them) are unknown and no file was read. Instead, make it a file, or run from a directory outside "
+                    "its project"
                 ),
             )
         if os.path.exists(os.path.join(directory, ".git")):

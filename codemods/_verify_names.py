@@ -3,9 +3,9 @@
 References are imports at any depth, dotted names through any alias (an import, `name = a.b`, `self.x = a.b`,
 `name = importlib.import_module("a.b")`), `importlib.import_module("a.b")` (also through `import importlib as il`,
 `from importlib import import_module as im`, `im = importlib.import_module` or `getattr(importlib, "import_module")`)
-and `getattr(x, "b")` with literal strings. `tensorflow.compat.v1.compat.v2` reads as `tensorflow.compat.v2`. A reference inside a `try` whose handler
-catches ImportError or AttributeError, or inside such a handler, is a version guard and is not reported. What a
-target has is `_target_names`' recorded data; this module never imports TensorFlow.
+and `getattr(x, "b")` with literal strings. `tensorflow.compat.v1.compat.v2` reads as `tensorflow.compat.v2`. A
+reference inside a `try` whose handler catches ImportError or AttributeError, or inside such a handler, is a version
+guard and is not reported. What a target has is `_target_names`' recorded data; this module never imports TensorFlow.
 """
 
 from __future__ import annotations

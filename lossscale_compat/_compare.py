@@ -142,9 +142,11 @@ def _misshapen(
     for s in steps:
         size = len(optimizers[s["optimizer"]]["variables"])
         if not all(isinstance(s.get(key), int) and not isinstance(s[key], bool) for key in ("step", "n", "iterations")):
-            return f"a step's step, n or iterations is not a whole number"
+            return "a step's step, n or iterations is not a whole number"
         if not (
-            _is_number(s.get("scale_before")) and _is_number(s.get("scale_after")) and isinstance(s.get("skipped"), bool)
+            _is_number(s.get("scale_before"))
+            and _is_number(s.get("scale_after"))
+            and isinstance(s.get("skipped"), bool)
         ):
             return f"step {s['step']}'s loss scales or skipped flag are not of a number's or a flag's type"
         if not (s.get("loss") is None or _is_number(s["loss"])) or not (_numbers_each(s.get("sum"), size)):
