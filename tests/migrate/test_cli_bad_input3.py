@@ -374,6 +374,18 @@ def _wait_for_workers(pid):
         time.sleep(0.1)
 
 
+def _migrate_process(cwd, *args, **popen):
+    """`lossscale-compat migrate ARGS` started in `cwd`, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "lossscale_compat", "migrate", *args],
+        cwd=cwd,
+        env=dict(os.environ, PYTHONPATH=REPO),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **popen,
+    )
+
+
 def _sigint(disposition):
     """A `preexec_fn` that starts the run with SIGINT at `disposition`: a script's `cmd &` starts it ignored, and so
     does a test run started that way, as the whole-suite runs of stop 50 were."""
@@ -383,15 +395,8 @@ def _sigint(disposition):
 def test_sigint_to_the_run_alone_ends_it_with_workers_busy(tmp_path):
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_bytes(LEGACY * 10_000)  # many seconds of work each
-    env = dict(os.environ, PYTHONPATH=REPO)
-    with subprocess.Popen(
-        [sys.executable, "-m", "lossscale_compat", "migrate", "--check", "-j", "2", "."],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=_sigint(signal.SIG_DFL),  # as from a terminal, whatever this test run inherited
-    ) as process:
+    # As from a terminal, whatever this test run inherited.
+    with _migrate_process(tmp_path, "--check", "-j", "2", ".", preexec_fn=_sigint(signal.SIG_DFL)) as process:
         try:
             _wait_for_workers(process.pid)
             process.send_signal(signal.SIGINT)  # the parent only, not its process group
@@ -407,15 +412,8 @@ def test_a_run_started_with_sigint_ignored_keeps_ignoring_it_in_its_workers(tmp_
     the group ended them and their files were reported as crashed, while the run went on."""
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_bytes(LEGACY * 2_000)  # a few seconds of work each
-    env = dict(os.environ, PYTHONPATH=REPO)
-    with subprocess.Popen(
-        [sys.executable, "-m", "lossscale_compat", "migrate", "--check", "-j", "2", "."],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=_sigint(signal.SIG_IGN),
+    with _migrate_process(
+        tmp_path, "--check", "-j", "2", ".", start_new_session=True, preexec_fn=_sigint(signal.SIG_IGN)
     ) as process:
         try:
             _wait_for_workers(process.pid)
