@@ -112,6 +112,11 @@ def behaviour_difference(
     jit_compile: bool = False,
 ) -> str:
     """The first step where two optimizers train differently, as a message; empty if they train alike."""
+    if not (isinstance(rtol, numbers.Real) and isinstance(atol, numbers.Real) and rtol >= 0 and atol >= 0):
+        raise ValueError(
+            f"`rtol` and `atol` must be numbers of at least 0, but got: rtol={rtol!r}, atol={atol!r}; with NaN no "
+            "difference is ever beyond them. Leave them out to compare exactly."
+        )
     old_optimizer, new_optimizer = _optimizer(old, "old"), _optimizer(new, "new")
     if old_optimizer is new_optimizer:
         raise ValueError(

@@ -268,3 +268,11 @@ def test_a_schedule_of_the_wrong_shape_is_one_clear_error(options, error, says):
     """A list for `nonfinite` was an AttributeError; no variables an IndexError (round five)."""
     with pytest.raises(error, match=says):
         assert_behaviour_equivalent(sgd_lso(), sgd_lso(), steps=3, **options)
+
+
+@pytest.mark.parametrize("tolerance", [{"rtol": float("nan")}, {"atol": float("nan")}, {"rtol": -1.0}, {"atol": "x"}])
+def test_a_tolerance_that_is_not_a_number_of_at_least_0_is_refused(tolerance):
+    """With `rtol=nan` two optimizers that train differently passed: no difference is ever beyond NaN (round five)."""
+    different = (sgd_lso(initial_scale=8), sgd_lso(0.5, initial_scale=8))
+    with pytest.raises(ValueError, match=r"`rtol` and `atol` must be numbers of at least 0, but got: "):
+        behaviour_difference(*different, steps=3, nonfinite={}, **tolerance)
