@@ -112,7 +112,7 @@ def behaviour_difference(
     jit_compile: bool = False,
 ) -> str:
     """The first step where two optimizers train differently, as a message; empty if they train alike."""
-    if not (isinstance(rtol, numbers.Real) and isinstance(atol, numbers.Real) and rtol >= 0 and atol >= 0):
+    if not (_tolerance(rtol) and _tolerance(atol)):
         raise ValueError(
             f"`rtol` and `atol` must be numbers of at least 0, but got: rtol={rtol!r}, atol={atol!r}; with NaN no "
             "difference is ever beyond them. Leave them out to compare exactly."
@@ -240,6 +240,11 @@ def _gradient_stream(
     for step, kind in nonfinite.items():
         stream[step][0].flat[0] = NONFINITE[kind]
     return stream
+
+
+def _tolerance(value: object) -> bool:
+    """Whether `value` is a number of at least 0 (NaN is not)."""
+    return isinstance(value, numbers.Real) and float(value) >= 0
 
 
 def _whole(value: object) -> bool:
