@@ -20,6 +20,8 @@ EXIT_CODES_HELP = """exit codes:
   2  a file could not be read, parsed or written, a usage error, or (with
      --fail-on-empty) a directory named holds no Python file or notebook"""
 DEFAULT_TIMEOUT, DEFAULT_MAX_MEMORY, DEFAULT_MAX_FILE_SIZE = 120.0, 4096, 1.0  # seconds, MB, MB (docs/codemod.md)
+MIN_MEMORY = 8
+"""The least --max-memory (MB) other than 0: with 4 a worker could not load libcst's native parser."""
 _CONFIG_KEYS = {"target", "exclude", "extend-exclude", "jobs", "format", "respect-gitignore"}
 
 
@@ -229,6 +231,11 @@ def _limits(args: argparse.Namespace) -> tuple[_isolate.Limits, int]:
             raise ValueError(
                 f"{flag} must be 0 (no bound) or more, got {value}: a finite number. Instead, pass 0 for no bound"
             )
+    if 0 < args.max_memory < MIN_MEMORY:
+        raise ValueError(
+            f"--max-memory must be 0 (no bound) or at least {MIN_MEMORY} MB, got {args.max_memory}: a worker needs "
+            f"that much to load its parser. Instead, pass {MIN_MEMORY} or more, or 0 for no bound"
+        )
     return _isolate.Limits(args.timeout, args.max_memory << 20), int(args.max_file_size * (1 << 20))
 
 
@@ -242,7 +249,12 @@ def read_options(args: argparse.Namespace, stderr: TextIO) -> Options:
     if out_format not in ("text", "json", "github"):
         raise ValueError(f"`format` must be 'text', 'json' or 'github', got {out_format!r}")
     excludes = _patterns(config, "exclude") + _patterns(config, "extend-exclude") + args.exclude
-    gitignore = args.gitignore if args.gitignore is not None else bool(config.get("respect-gitignore", True))
+    gitignore = args.gitignore if args.gitignore is not None else config.get("respect-gitignore", True)
+    if not isinstance(gitignore, bool):  # `respect-gitignore = "no"` was read as true
+        raise ValueError(
+            f"`respect-gitignore` in [tool.lossscale-compat] must be true or false, got {gitignore!r}. Instead, write "
+            "respect-gitignore = false (TOML's booleans take no quotes)."
+        )
     jobs = _jobs(args, config)
     if args.report is not None:
         _check_report_path(args.report)

@@ -302,6 +302,16 @@ def find_config(start: str) -> tuple[str | None, dict[str, object], str | None]:
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
             return (candidate, *_load_table(candidate))
+        if os.path.lexists(candidate):  # a folder, a FIFO, a link loop or a link to nothing: never read, never passed
+            return (
+                candidate,
+                {},
+                (
+                    f"{candidate}: not a regular file, so its [tool.lossscale-compat] options (its excludes among "
+                    "them) are unknown and no file was read. Instead, make it a file, or run from a directory outside "
+                    "its project"
+                ),
+            )
         if os.path.exists(os.path.join(directory, ".git")):
             return None, {}, None
         parent = os.path.dirname(directory)

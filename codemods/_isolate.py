@@ -34,7 +34,8 @@ def _die_with_parent(parent: int) -> None:
     """Makes a worker end when the run that started it ends, even by SIGKILL, and quietly on Ctrl-C."""
     import threading
 
-    signal.signal(signal.SIGINT, _end_quietly)  # Ctrl-C reaches the whole process group; the run itself reports it
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a run started by a script's `cmd &` ignores Ctrl-C
+        signal.signal(signal.SIGINT, _end_quietly)  # Ctrl-C reaches the whole process group; the run reports it
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         try:
@@ -76,8 +77,8 @@ def _bound_memory(limit: int) -> None:
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ImportError, ValueError, OSError):  # no such limit here (Windows), or not allowed
-        pass
+    except (ImportError, ValueError, OSError, OverflowError):  # no such limit here (Windows), not allowed, or more
+        pass  # than the address space (--max-memory 10**30): no bound
 
 
 def _serve(conn: Any, work: Callable[[str, bytes], Any], parent: int, memory: int) -> None:

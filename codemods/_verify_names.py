@@ -2,10 +2,10 @@
 
 References are imports at any depth, dotted names through any alias (an import, `name = a.b`, `self.x = a.b`,
 `name = importlib.import_module("a.b")`), `importlib.import_module("a.b")` (also through `import importlib as il`,
-`from importlib import import_module as im` or `im = importlib.import_module`) and `getattr(x, "b")` with literal
-strings. `tensorflow.compat.v1.compat.v2` reads as `tensorflow.compat.v2`. A reference inside a `try` whose handler
-catches ImportError or AttributeError, or inside such a handler, is a version guard and is not reported. What a
-target has is `_target_names`' recorded data; this module never imports TensorFlow.
+`from importlib import import_module as im`, `im = importlib.import_module` or `getattr(importlib, "import_module")`)
+and `getattr(x, "b")` with literal strings. `tensorflow.compat.v1.compat.v2` reads as `tensorflow.compat.v2`. A
+reference inside a `try` whose handler catches ImportError or AttributeError, or inside such a handler, is a version
+guard and is not reported. What a target has is `_target_names`' recorded data; this module never imports TensorFlow.
 """
 
 from __future__ import annotations
@@ -68,7 +68,16 @@ def _importers(found: _Module) -> frozenset[str]:
         parts = _dotted(value)
         if parts and any(full == "importlib.import_module" for full, _ in _resolve(parts, found.aliases)):
             names.add(local)
+    names.update(local for local, call in found.calls if local and _importer_by_getattr(call))
     return _IMPORTERS | names
+
+
+def _importer_by_getattr(node: ast.expr) -> str | None:
+    """Which importer `node` fetches, where it is `getattr(x, "import_module")` or `getattr(x, "__import__")`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"):
+        return None
+    attr = node.args[1] if len(node.args) == 2 else None
+    return attr.value if isinstance(attr, ast.Constant) and attr.value in _IMPORTERS else None
 
 
 def _import_module_arg(node: ast.Call, importers: frozenset[str] = _IMPORTERS) -> str | None:
@@ -78,6 +87,8 @@ def _import_module_arg(node: ast.Call, importers: frozenset[str] = _IMPORTERS) -
     func = node.func
     if isinstance(func, ast.Attribute):
         name = func.attr if func.attr in _IMPORTERS else None
+    elif isinstance(func, ast.Call):
+        name = _importer_by_getattr(func)
     else:
         name = func.id if isinstance(func, ast.Name) and func.id in importers else None
     if name is None:

@@ -132,12 +132,18 @@ def _decode(data: bytes) -> str:
 def _diff(result: _Result) -> str:
     from . import _linediff
 
-    # Lines as Python, libcst and `patch` count them (`str.splitlines` also breaks at form feeds and more).
-    old = io.StringIO(_decode(result.old), newline="").readlines()
-    new = io.StringIO(_decode(result.new), newline="").readlines()
+    # Lines as `patch` and `git apply` count them: ended by \n alone, so a file of lines ended by \r alone is one line
+    # (`str.splitlines` also breaks at \r, form feeds and more, and its diff of such a file did not apply).
+    old = _decode(result.old).split("\n")
+    new = _decode(result.new).split("\n")
     shown = _output.name(result.path)
-    lines = _linediff.unified(old, new, f"a/{shown}", f"b/{shown}")
-    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
+    lines = _linediff.unified(_ended(old), _ended(new), f"a/{shown}", f"b/{shown}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _ended(pieces: list[str]) -> list[str]:
+    """The lines of a text split at \n, each with its \n back, the last one without if the text did not end in one."""
+    return [piece + "\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
 
 
 def _gather(
@@ -502,8 +508,9 @@ def _write_all(results: Sequence[_Result], written: list[str], stderr: TextIO, d
     started = time.time()
     cleaned: set = set()
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    for signum in previous:  # a signal in a write is held back; one outside it ends the run at once
-        signal.signal(signum, _held_back)
+    for signum, handler in previous.items():  # a signal in a write is held back; one outside it ends the run at once
+        if handler is not signal.SIG_IGN:  # ignored as the run was started (a script's `cmd &`): it stays ignored
+            signal.signal(signum, _held_back)
     try:
         for result in results:
             if result.status != "changed":

@@ -112,6 +112,11 @@ def behaviour_difference(
     jit_compile: bool = False,
 ) -> str:
     """The first step where two optimizers train differently, as a message; empty if they train alike."""
+    if not (_tolerance(rtol) and _tolerance(atol)):
+        raise ValueError(
+            f"`rtol` and `atol` must be numbers of at least 0, but got: rtol={rtol!r}, atol={atol!r}; with NaN no "
+            "difference is ever beyond them. Leave them out to compare exactly."
+        )
     old_optimizer, new_optimizer = _optimizer(old, "old"), _optimizer(new, "new")
     if old_optimizer is new_optimizer:
         raise ValueError(
@@ -209,6 +214,18 @@ def _gradient_stream(
             f"`steps` must be a whole number of at least 1, but got: {steps!r}; with no step, any two optimizers "
             "would pass. Leave `steps` out for the default schedule, or pass the number of steps to train."
         )
+    if steps > _MAX_DEFAULT_STEPS:
+        raise ValueError(
+            f"`steps` must be at most {_MAX_DEFAULT_STEPS:,}, but got: {steps:,}; every step's gradients are made up "
+            "front. Pass fewer `steps`: the default schedule covers a dynamic_growth_steps up to about 50,000."
+        )
+    if not isinstance(nonfinite, Mapping):
+        raise TypeError(
+            f"`nonfinite` must map a step to 'inf', 'nan' or '-inf', but got: {nonfinite!r}. Pass a dict such as "
+            "{3: 'nan'}, or {} for no non-finite gradient."
+        )
+    if not initial:
+        raise ValueError("`variables` holds no variable, so there is nothing to train. Pass shapes such as [(4, 2)].")
     unknown = {kind for kind in nonfinite.values() if kind not in NONFINITE}
     if unknown:
         raise ValueError(f"`nonfinite` values must be one of {sorted(NONFINITE)}, but got: {sorted(unknown)}.")
@@ -223,6 +240,11 @@ def _gradient_stream(
     for step, kind in nonfinite.items():
         stream[step][0].flat[0] = NONFINITE[kind]
     return stream
+
+
+def _tolerance(value: object) -> bool:
+    """Whether `value` is a number of at least 0 (NaN is not)."""
+    return isinstance(value, numbers.Real) and float(value) >= 0
 
 
 def _whole(value: object) -> bool:

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -61,6 +62,9 @@ class Trace:
 def load_trace(path: str) -> Trace:
     """Reads a trace; a `TraceError` says in one line what is wrong with it and what to do."""
     try:
+        kind = os.stat(path).st_mode
+        if not stat.S_ISREG(kind):  # a FIFO, /dev/zero or a folder: read whole, it would never end or never start
+            raise TraceError(f"{path} is not a regular file; name the trace file `lossscale-compat record -o` wrote")
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as error:
@@ -106,7 +110,52 @@ def _split(path: str, header: dict[str, Any], records: list[dict[str, Any]], end
         not isinstance(s.get("optimizer"), int) or not 0 <= s["optimizer"] < len(optimizers) for s in steps
     ):
         raise TraceError(f"{path} is damaged: its steps name optimizers it does not describe")
+    wrong = _misshapen(header, optimizers, steps, end)
+    if wrong:
+        raise TraceError(f"{path} is damaged: {wrong}; record it again with `lossscale-compat record -o {path} SCRIPT`")
     return Trace(path, header, optimizers, steps, end)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _numbers_each(value: Any, size: int) -> bool:
+    return isinstance(value, list) and len(value) == size and all(_is_number(x) for x in value)
+
+
+def _misshapen(
+    header: dict[str, Any], optimizers: list[dict[str, Any]], steps: list[dict[str, Any]], end: dict[str, Any]
+) -> str | None:
+    """What in a trace (whose hash matched: edited by hand, or by another tool) is not of the form `record` writes."""
+    for key in ("options", "stack"):
+        if not isinstance(header.get(key, {}), dict):
+            return f"its header's {key!r} is not a JSON object"
+    if not isinstance(end.get("end"), str):
+        return "its end line says no outcome"
+    for o in optimizers:
+        shapes, names = o.get("shapes"), o.get("variables")
+        if not isinstance(o["class"], str) or not isinstance(shapes, list) or not isinstance(names, list):
+            return f"optimizer {o['optimizer']} lacks its class, variables or shapes"
+        if len(shapes) != len(names) or not all(isinstance(s, list) and all(_is_number(d) for d in s) for s in shapes):
+            return f"optimizer {o['optimizer']}'s shapes do not match its variables"
+    for s in steps:
+        size = len(optimizers[s["optimizer"]]["variables"])
+        if not all(isinstance(s.get(key), int) and not isinstance(s[key], bool) for key in ("step", "n", "iterations")):
+            return "a step's step, n or iterations is not a whole number"
+        if not (
+            _is_number(s.get("scale_before"))
+            and _is_number(s.get("scale_after"))
+            and isinstance(s.get("skipped"), bool)
+        ):
+            return f"step {s['step']}'s loss scales or skipped flag are not of a number's or a flag's type"
+        if not (s.get("loss") is None or _is_number(s["loss"])) or not (_numbers_each(s.get("sum"), size)):
+            return f"step {s['step']}'s loss or sums are not numbers, one per variable"
+        if not _numbers_each(s.get("norm"), size) or (
+            "values" in s and not (isinstance(s["values"], list) and len(s["values"]) == size)
+        ):
+            return f"step {s['step']}'s norms or values are not one per variable"
+    return None
 
 
 def check_comparable(old: Trace, new: Trace, allow_incomplete: bool = False) -> None:

@@ -117,6 +117,13 @@ def _scaling_and_inner(side: Any, custom_objects: dict[str, Any] | None) -> tupl
 
 
 def _from_config(config: dict[str, Any], custom_objects: Any) -> tuple[dict[str, Any], Any]:
+    if "class_name" in config and (
+        not isinstance(config["class_name"], str) or not isinstance(config.get("config", {}), dict)
+    ):  # `class_name: 5` was an AttributeError; `config: []` passed as an optimizer of no settings
+        raise TypeError(
+            f"Expected a serialized optimizer, whose `class_name` is a string and `config` a dict, but got: "
+            f"{config!r}. Pass `tf.keras.optimizers.serialize(optimizer)` or `optimizer.get_config()`."
+        )
     body = config.get("config", config) if "class_name" in config else config
     if "inner_optimizer" not in body and "optimizer" not in body:  # a serialized plain optimizer
         if "class_name" not in config:

@@ -23,6 +23,8 @@ class PolicyV1(_flavour.keras_policy_class()):  # type: ignore[misc]
         return _flavour.new_policy(cls, args[0] if args else kwargs.get("name"))
 
     def __init__(self, name: str, loss_scale: Any = "auto"):
+        if not isinstance(name, str):  # as TF 2.4 checked; today's Policy(None) is the global default, silently
+            raise TypeError(f"'name' must be a string, such as 'mixed_float16', but got: {name!r}.")
         super().__init__(name)
         given = loss_scale
         self._using_default_loss_scale = isinstance(loss_scale, str) and loss_scale == "auto"

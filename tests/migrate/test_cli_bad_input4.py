@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 
 import pytest
 
@@ -315,11 +316,11 @@ def test_a_file_over_the_bound_is_never_read_whole(tmp_path, monkeypatch, capsys
 
 def test_a_notebook_over_max_memory_is_refused_unread(tmp_path):
     cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": [LEGACY.decode()]}
-    notebook = {"cells": [cell], "metadata": {"pad": "x" * (3 << 20)}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {"cells": [cell], "metadata": {"pad": "x" * (9 << 20)}, "nbformat": 4, "nbformat_minor": 5}
     (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
-    done = run("--check", "--max-memory", "1", "nb.ipynb", cwd=tmp_path)
+    done = run("--check", "--max-memory", "8", "nb.ipynb", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
-    assert b"nb.ipynb: error: not migrated: the notebook is 3.0 MB, over the --max-memory" in done.stderr
+    assert b"nb.ipynb: error: not migrated: the notebook is 9.0 MB, over the --max-memory" in done.stderr
 
 
 def _on_stdin(args, stdin, cwd):
@@ -383,6 +384,8 @@ def test_a_file_with_a_utf8_bom_is_annotated_and_stripped(tmp_path):
     '__import__("tensorflow.keras.mixed_precision.experimental")',
     'importlib.import_module(name="tensorflow.keras.mixed_precision.experimental")',
     'importlib.import_module(".experimental", "tensorflow.keras.mixed_precision")',
+    'getattr(importlib, "import_module")("tensorflow.keras.mixed_precision.experimental")',
+    'getattr(builtins, "__import__")("tensorflow.keras.mixed_precision.experimental")',
 ])
 def test_the_verifier_follows_every_spelling_of_an_import_by_name(call):
     import ast
@@ -390,6 +393,18 @@ def test_the_verifier_follows_every_spelling_of_an_import_by_name(call):
     from lossscale_compat.codemods import _verify_names
 
     tree = ast.parse(f"import importlib\nmp = {call}\n")
+    names = [name for *_, name, _via in _verify_names.references(tree)]
+    assert "tensorflow.keras.mixed_precision.experimental" in names, names
+
+
+def test_the_verifier_follows_import_module_bound_by_getattr():
+    import ast
+
+    from lossscale_compat.codemods import _verify_names
+
+    tree = ast.parse(
+        'import importlib\nim = getattr(importlib, "import_module")\nmp = im("tensorflow.keras.mixed_precision.experimental")\n'
+    )
     names = [name for *_, name, _via in _verify_names.references(tree)]
     assert "tensorflow.keras.mixed_precision.experimental" in names, names
 
@@ -408,6 +423,21 @@ def test_a_file_with_cr_only_line_endings_is_migrated_keeping_them(tmp_path):
     assert done.returncode == 0, done.stderr
     assert b"migrated: mac.py" in done.stderr, done.stderr
     assert (tmp_path / "mac.py").read_bytes() == after
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="needs GNU patch")
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n", b"\n"])
+def test_the_diff_of_a_file_applies_with_patch_whatever_its_line_endings(tmp_path, ending):
+    """`patch` ends lines at \n alone: the diff of a CR-only file, cut at each \r, was refused as malformed."""
+    before = LEGACY.replace(b"\n", ending) + b"print(opt)" + ending
+    (tmp_path / "mac.py").write_bytes(before)
+    diff = run("--diff", "-j", "1", "mac.py", cwd=tmp_path)
+    assert diff.returncode == 1, diff.stderr
+    (tmp_path / "patched_copy.py").write_bytes(before)
+    applied = subprocess.run(["patch", "patched_copy.py"], input=diff.stdout, cwd=tmp_path, capture_output=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert run("--write", "-j", "1", "mac.py", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "patched_copy.py").read_bytes() == (tmp_path / "mac.py").read_bytes() != before
 
 
 def test_a_cr_only_file_changed_on_its_last_line_is_migrated_not_skipped(tmp_path):

@@ -249,3 +249,30 @@ def test_a_huge_growth_interval_is_refused_before_any_gradient_is_made():
     with pytest.raises(ValueError, match=r"dynamic_growth_steps=1000000000 .* Pass `steps` and `nonfinite`"):
         assert_behaviour_equivalent(old, old)
     assert_behaviour_equivalent(old, old, steps=4, nonfinite={2: "inf"})  # the way out the message names
+
+
+def test_a_huge_number_of_steps_is_refused_before_any_gradient_is_made():
+    """`steps=10**9` made every step's gradients up front: 4 GB and minutes before it was stopped (round five)."""
+    with pytest.raises(ValueError, match=r"`steps` must be at most 100,000, but got: 1,000,000,000; "):
+        assert_behaviour_equivalent(sgd_lso(), sgd_lso(), steps=10**9)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "says"),
+    [
+        ({"nonfinite": [1]}, TypeError, r"`nonfinite` must map a step to 'inf', 'nan' or '-inf', but got: \[1\]"),
+        ({"variables": []}, ValueError, r"`variables` holds no variable, so there is nothing to train"),
+    ],
+)
+def test_a_schedule_of_the_wrong_shape_is_one_clear_error(options, error, says):
+    """A list for `nonfinite` was an AttributeError; no variables an IndexError (round five)."""
+    with pytest.raises(error, match=says):
+        assert_behaviour_equivalent(sgd_lso(), sgd_lso(), steps=3, **options)
+
+
+@pytest.mark.parametrize("tolerance", [{"rtol": float("nan")}, {"atol": float("nan")}, {"rtol": -1.0}, {"atol": "x"}])
+def test_a_tolerance_that_is_not_a_number_of_at_least_0_is_refused(tolerance):
+    """With `rtol=nan` two optimizers that train differently passed: no difference is ever beyond NaN (round five)."""
+    different = (sgd_lso(initial_scale=8), sgd_lso(0.5, initial_scale=8))
+    with pytest.raises(ValueError, match=r"`rtol` and `atol` must be numbers of at least 0, but got: "):
+        behaviour_difference(*different, steps=3, nonfinite={}, **tolerance)

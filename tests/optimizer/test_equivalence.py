@@ -176,3 +176,20 @@ def test_equal_nans_are_equal_and_nan_differs_from_a_number():
     lossscale_compat.assert_equivalent(old, new)
     with pytest.raises(AssertionError, match=r"initial_scale: nan \(old\) != 2.0 \(new\)"):
         lossscale_compat.assert_equivalent(old, other)
+
+
+@pytest.mark.parametrize(
+    "side", [{"class_name": 5, "config": {}}, {"class_name": "SGD", "config": []}, {"class_name": ["SGD"]}]
+)
+def test_a_serialized_optimizer_of_the_wrong_shape_is_a_type_error(side):
+    """`class_name: 5` was an AttributeError ('int' object has no attribute 'lower'); `config: []` on both sides
+    passed, as two optimizers of no settings (round five, bench/hostile_cases.py)."""
+    with pytest.raises(TypeError, match=r"whose `class_name` is a string and `config` a dict, but got: "):
+        assert_equivalent(side, side)
+
+
+@pytest.mark.parametrize("name", [None, 5, tf.float16])
+def test_a_policy_name_that_is_not_a_string_is_a_type_error_as_in_tf24(name):
+    """TF 2.4's Policy refused any name that is not a string (its policy.py); today's takes None as the default."""
+    with pytest.raises(TypeError, match=r"'name' must be a string"):
+        lossscale_compat.Policy(name)

@@ -96,6 +96,55 @@ def test_a_broken_trace_is_one_line_and_exit_2(tmp_path, case):
     assert error.count("\n") == 1 and want in error and error.startswith("lossscale-compat compare: ")
 
 
+def _every(kind, key, value):
+    def edit(records):
+        for record in records:
+            if kind in record:
+                if value is KeyError:
+                    record.pop(key)
+                else:
+                    record[key] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _every("step", "scale_before", "x"),
+        _every("step", "n", KeyError),
+        _every("step", "skipped", "no"),
+        _every("step", "loss", [1]),
+        _every("step", "norm", [1.0]),
+        _every("step", "sum", None),
+        _every("step", "iterations", 1.5),
+        _every("class", "shapes", None),
+        _every("class", "variables", ["a"]),
+        _every("format", "options", "x"),
+    ],
+)
+def test_a_sealed_trace_of_the_wrong_shape_is_one_line_and_exit_2(tmp_path, edit):
+    """A trace whose hash matches but whose values are of the wrong type (edited by hand, or by another tool, then
+    sealed again) gave a traceback (TypeError, KeyError, IndexError) and exit 1, read as "the runs part"."""
+    records = golden_records()
+    edit(records)
+    code, report, error = compare(GOLDEN, write_sealed(tmp_path / "t.jsonl", records))
+    assert (code, report) == (2, None), error
+    assert error.count("\n") == 1 and "is damaged: " in error and "record it again" in error, error
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "fifo", "folder"])
+def test_a_trace_that_is_not_a_regular_file_is_refused_before_it_is_read(tmp_path, path):
+    """`/dev/zero` was read whole (memory without end), a FIFO with no writer blocked forever."""
+    if path == "fifo":
+        os.mkfifo(tmp_path / "fifo")
+    if path == "folder":
+        (tmp_path / "folder").mkdir()
+    code, report, error = compare(GOLDEN, path if path.startswith("/") else tmp_path / path)
+    assert (code, report) == (2, None), error
+    assert error.count("\n") == 1 and "is not a regular file; name the trace file" in error, error
+
+
 def test_traces_of_different_lengths(tmp_path):
     records = golden_records()
     steps = [r for r in records if "step" in r]
