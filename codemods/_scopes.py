@@ -159,9 +159,7 @@ class Scope:
     # --- recording (the walk)
     def _target(self, name: str) -> Scope:
         redirect = self._redirects.get(name)
-        if redirect is None:
-            return self
-        return self._next_visible(self, redirect)._target(name)
+        return self if redirect is None else self._next_visible(self, redirect)._target(name)
 
     def bind(self, name: str, node: cst.CSTNode, kind: type[Binding] = Binding) -> None:
         target = self._target(name)

@@ -19,7 +19,7 @@ ROOTS = {"lossscale_compat": PACKAGE, "lossscale_compat.codemods": CODEMODS}
 CODEMOD_LAYERS = {
     "cli": {"cli", "_cli_options"},
     "engine": {"_engine", "_notebook"},
-    "command": {"migrate_loss_scale", "_decide"},
+    "command": {"migrate_loss_scale", "_decide", "_blockers"},
     "rules and the applier": {
         "_apply",
         "_import_plan",
@@ -29,6 +29,7 @@ CODEMOD_LAYERS = {
         "rules.custom_loop",
         "rules.graph_rewrite",
         "rules.keras3_notes",
+        "rules.legacy_optimizers",
         "rules.loss_scale",
         "rules.optimizer",
         "rules.optimizer_class",
