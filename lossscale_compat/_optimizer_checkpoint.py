@@ -115,7 +115,6 @@ class TF24CheckpointNames:
     _update_uid: int  # likewise: the number of the restore that last restored this optimizer
 
     def _lookup_dependency(self, name: str, cached_dependencies: Any = None) -> Any:
-        self._warn_restoring_after_steps(name, cached_dependencies is not None)
         if name.startswith(_INNER_CLASS_MARK):  # written first, so it is read before the slots
             self.__dict__["_checkpoint_inner_class"] = (self._update_uid, name[len(_INNER_CLASS_MARK) :])
             return (cached_dependencies or {}).get(name)  # ours when the class is the same
@@ -153,36 +152,6 @@ class TF24CheckpointNames:
             # Keras makes some state only when it builds (`momentums`): decided at the first step.
             self.__dict__.setdefault("_tf24_unmatched", set()).add(name)
         return None
-
-    def _warn_restoring_after_steps(self, name: str, restoring: bool) -> None:
-        """Warns, once per restore of today's layout of slots (`name`), that a restore into an optimizer that has
-        stepped may differ from TF 2.4's.
-
-        TF 2.4 restored a slot only with its variable, so an optimizer-only checkpoint restored into an optimizer that
-        had stepped kept that optimizer's own slots (tests/goldens/tf24_stepped_restore.json); today's optimizers
-        give back the checkpoint's slots by position, and the restore cannot tell whether the model's variables are
-        in the same checkpoint. TF 2.4's `OptimizerV2` (a legacy inner optimizer) restores slots as TF 2.4 did.
-        """
-        restore = getattr(self, "_update_uid", -1)
-        if not restoring or name not in _POSITIONAL_SLOTS or self.__dict__.get("_tf24_restore_warned") == restore:
-            return
-        self.__dict__["_tf24_restore_warned"] = restore
-        inner = _flavour.wrapped_optimizer(self)
-        if inner is None or _flavour.is_legacy_keras_optimizer(inner) or not _flavour.optimizer_is_built(inner):
-            return
-        if not _slots.slot_names(inner) or not tf.executing_eagerly() or int(inner.iterations.numpy()) == 0:
-            return  # no slots, or none a step has moved from where TF 2.4 would have kept them
-        warnings.warn(
-            f"This checkpoint is restored into a {_inner_access.tf24_class_name(self)} whose {type(inner).__name__} "
-            "has taken steps already. The step count, learning rate and loss scale are restored as in TF 2.4, and so "
-            "are the slots if the checkpoint also holds the model's variables. If it does not, TF 2.4 kept this "
-            "optimizer's own slots, but today's Keras gives back the checkpoint's (and, where the optimizer "
-            "checkpoints the variables it updates, those variables' values too), so training goes on differently. "
-            "To resume as TF 2.4 did, restore before the first step, or put the model in the checkpoint "
-            "(`tf.train.Checkpoint(model=model, optimizer=optimizer)`).",
-            UserWarning,
-            stacklevel=2,
-        )
 
     def _other_class_inner(self) -> _OtherClassInner | None:
         """How this restore sees the inner optimizer if the checkpoint names another class (`_INNER_CLASS_MARK`)."""
@@ -287,10 +256,6 @@ def _tf24_slot(inner: Any, variable: Any, slot_name: str) -> Any:
             "exactly as the TF 2.4 code did before restoring."
         ) from None
 
-
-# Where today's checkpoints keep the inner optimizer's slots, by position: Keras 3 under the inner optimizer, Keras 2's
-# class as its own list. TF 2.4's checkpoints keep each slot with its variable instead.
-_POSITIONAL_SLOTS = frozenset({"inner_optimizer", "_variables"})
 
 # The attributes that hold an optimizer's slots, one entry per variable (`momentums`): in a checkpoint restored
 # into another optimizer class, they are the writer's slots, which TF 2.4 left out by name.

@@ -7,12 +7,12 @@ with its variable); from one that also holds the model, the slots and weights to
 
 Today's optimizers give a checkpoint's slots back by position, and a restore cannot tell whether the model is in the
 same checkpoint: with the model the resume matches TF 2.4.0 throughout; without it the job goes on from the saved
-slots instead of its own. Both restores warn, naming that difference (docs/optimizer.md); over TF 2.4's `OptimizerV2`
-(a legacy inner optimizer) TensorFlow restores slots as TF 2.4 did.
+slots instead of its own. Nothing warns: a warning could not tell the two apart, and would fire on every correct
+restore (TF 2.4's own checkpoint test among them); docs/optimizer.md names the difference and the ways out. Over TF
+2.4's `OptimizerV2` (a legacy inner optimizer) TensorFlow restores slots as TF 2.4 did.
 """
 
 import json
-import warnings
 
 import numpy as np
 import pytest
@@ -37,8 +37,6 @@ BATCHES = GOLDEN["batches"]
 def build(form):
     return program.build(FORMS[form])
 
-
-STEPPED = "has taken steps already"
 
 
 def assert_state(model, optimizer, want, label):
@@ -68,10 +66,7 @@ def test_restore_into_a_stepped_optimizer_as_tf24(form, checkpoint, tmp_path):
     train(second_model, second, BATCHES["second_job_own"])
     assert_state(second_model, second, want["before_restore"], "before the restore")
     restored = {"model": second_model} if checkpoint == "with_model" else {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tf.train.Checkpoint(steps=tf.Variable(0), optimizer=second, **restored).restore(prefix)
-    assert len([w for w in caught if STEPPED in str(w.message)]) == 1, [str(w.message) for w in caught]
+    tf.train.Checkpoint(steps=tf.Variable(0), optimizer=second, **restored).restore(prefix)
     if checkpoint == "with_model":
         assert_state(second_model, second, want["after_restore"], "after the restore")
         train(second_model, second, BATCHES["after_restore"])
@@ -85,13 +80,3 @@ def test_restore_into_a_stepped_optimizer_as_tf24(form, checkpoint, tmp_path):
     assert_state(second_model, second, differs, "after the restore, the checkpoint's slots")
     assert want["after_restore"]["slots"] != want["saved"]["slots"]  # TF 2.4.0 kept the job's own
 
-
-def test_a_restore_before_the_first_step_does_not_warn(tmp_path):
-    model, optimizer = build("keras")
-    train(model, optimizer, BATCHES["first_job"])
-    prefix = tf.train.Checkpoint(optimizer=optimizer).save(str(tmp_path / "c"))
-    _, fresh = build("keras")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tf.train.Checkpoint(optimizer=fresh).restore(prefix)
-    assert not [w for w in caught if STEPPED in str(w.message)]
