@@ -557,10 +557,13 @@ def keras_callback_class() -> type[Any]:
 def keras_compile_hook() -> tuple[type[Any], str]:
     """(Model class, method) where Keras decides whether `compile` wraps the optimizer for mixed_float16.
 
-    Keras 2 asks `Model._get_optimizer`; Keras 3 decides inside `compile` itself.
+    Keras 2 asks `Model._get_optimizer`; Keras 3 decides inside `compile` itself. The class is the one that defines
+    the method: Keras 3's loading skips `compile` for a model whose class overrides it, so a hook set on `Model`
+    would load every `.keras` file without its optimizer.
     """
     model = tf.keras.Model
-    return (model, "_get_optimizer") if hasattr(model, "_get_optimizer") else (model, "compile")
+    method = "_get_optimizer" if hasattr(model, "_get_optimizer") else "compile"
+    return next(cls for cls in model.__mro__ if method in vars(cls)), method
 
 
 def keras2_graph_model() -> Any:

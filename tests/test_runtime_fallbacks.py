@@ -195,3 +195,23 @@ def test_get_layer_policy_as_a_value_is_tf24s(global_policy):
     with pytest.warns(lossscale_compat.LossScaleDeprecationWarning), pytest.raises(ValueError) as raised:
         get_layer_policy(3)
     assert want["error"] == "ValueError" and first_sentence(str(raised.value)) == first_sentence(want["message"])
+
+
+@pytest.mark.parametrize("hook", ["runtime Policy", "legacy mode"])
+def test_a_saved_model_loads_with_its_optimizer_after_the_compile_rule_is_installed(hook, tmp_path):
+    """The compile rule is set where Keras defines the method: Keras 3 loads a model whose class overrides `compile`
+    without compiling it, so every `.keras` file lost its optimizer once a TF 2.4 Policy had been built."""
+    model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    saved = tmp_path / "model.keras"
+    model.save(saved)
+    if hook == "legacy mode":
+        lossscale_compat.install()
+    try:
+        lossscale_compat.Policy("float32")
+        restored = tf.keras.models.load_model(saved)
+        assert getattr(restored, "optimizer", None) is not None
+        assert type(restored.optimizer).__name__ == "SGD"
+    finally:
+        if hook == "legacy mode":
+            lossscale_compat.uninstall()
