@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 
+from lossscale_compat import _mapping
+
 # Sites the codemod leaves alone: a person has to look at them.
 AMBIGUOUS_NAME = "LSC101"
 STAR_ARGS = "LSC105"
@@ -75,6 +77,12 @@ NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
 NOTEBOOK_CELL = "LSC203"
 NOTEBOOK_CELL_LEFT = "LSC204"
+
+
+def _listed(names: frozenset[str]) -> str:
+    """`names` sorted, in words: "a, b and c"."""
+    return " and ".join(", ".join(sorted(names)).rsplit(", ", 1))
+
 
 MESSAGES = {
     AMBIGUOUS_NAME: (
@@ -325,8 +333,8 @@ MESSAGES = {
     LEGACY_OPTIMIZER_NOT_WRITTEN: (
         "TF 2.4's behaviour of this file depends on TF 2.4's optimizer class, `OptimizerV2` (an override of one of its "
         "methods, `get_gradients`, or a checkpoint of a loss-scale optimizer), and this Keras optimizer could not be "
-        "made the legacy one: it is imported by its bare name, or Keras 2 has no legacy form of it (only Adadelta, "
-        "Adagrad, Adam, Adamax, Ftrl, Nadam, Optimizer, RMSprop and SGD). It was left alone, so on Keras 2 it is "
+        "made the legacy one: it is imported by its bare name, or Keras 2 has no legacy form of it (only "
+        f"{_listed(_mapping.LEGACY_OPTIMIZER_CLASSES)}). It was left alone, so on Keras 2 it is "
         "today's class, which trains and checkpoints differently. Instead, write `tf.keras.optimizers.legacy.X` "
         "here, or run the file unmodified with `lossscale-compat run`."
     ),
