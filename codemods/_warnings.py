@@ -72,6 +72,8 @@ LEGACY_OPTIMIZER_NOTE = "LSC153"
 LEGACY_OPTIMIZER_NOT_WRITTEN = "LSC154"
 # A TF 2.4 name assigned to or deleted (`mp.LossScaleOptimizer = None`): left alone.
 NAME_ASSIGNED = "LSC155"
+# A notebook's IPython line (help `?`, shell `!`, a line magic) that names a loss-scaling API: left as it is.
+IPYTHON_LINE_LEFT = "LSC170"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
@@ -427,6 +429,11 @@ MESSAGES = {
         "A code cell could not be parsed (after masking magics), so it was left as it is and the other cells were "
         "migrated (with no cell named, the whole notebook was left). Instead, fix the cell or migrate it by hand."
     ),
+    IPYTHON_LINE_LEFT: (
+        "This line is {}, which IPython reads, not Python, and it names a TF 2.4 loss-scaling API: it was left as it "
+        "is (and cannot carry an annotation without changing what it does). Instead, write the modern name in it by "
+        "hand (docs/codemod.md's mapping table), or drop the line."
+    ),
     NOTEBOOK_CELL_LEFT: (
         "This cell names a TF 2.4 loss-scaling API but was left as it is: {}. "
         "Instead, migrate it by hand, or make it a code cell and run again."
@@ -490,6 +497,7 @@ SHORT = {
     NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
     NOTEBOOK_LAYOUT: "layout not kept; notebook rewritten in Jupyter's layout: review the diff",
     NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",
+    IPYTHON_LINE_LEFT: "IPython line names the TF 2.4 API; left as it is: rewrite it by hand",
     NOTEBOOK_CELL_LEFT: "cell names the TF 2.4 API but is not code; migrate it by hand",
 }
 
