@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x text-classifier wrapper (code index, find_string id 15689932723): a class compiles its model in a method, wrapping the Adam it made there when AMP is on.
+# Modelled on a public TF 2.x text-classifier wrapper (code-index id 15689932723; the index names no repository or path for it, and it is not yet traced to one): a class compiles its model in a method, wrapping the Adam it made there when AMP is on.
 import tensorflow as tf
 
 USE_AMP = True
