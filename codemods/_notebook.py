@@ -93,8 +93,10 @@ def _ipython_findings(index: int, source: str, target: str) -> list[w.Finding]:
 
 def _ipython_moved(finding: w.Finding, old: str, new: str) -> w.Finding:
     """`finding` on an IPython line of a cell's `old` source, placed on the same line of its `new` source."""
-    ordinal = _ipython_lines(old).index(finding.line)
-    return dataclasses.replace(finding, line=_ipython_lines(new)[ordinal])
+    before, after = _ipython_lines(old), _ipython_lines(new)
+    if len(before) != len(after):  # never so far: the codemod keeps IPython's lines as they are
+        return finding
+    return dataclasses.replace(finding, line=after[before.index(finding.line)])
 
 
 def _unmask(source: str, magics: list[str], prefixes: list[str]) -> str:
