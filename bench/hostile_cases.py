@@ -737,6 +737,8 @@ API: list[tuple[str, str, str]] = [
         "raises",
     ),
     ("deserialize(config a list)", "lsc.deserialize({'class_name': 'DynamicLossScale', 'config': [1]})", "raises"),
+    ("deserialize(config a string)", "lsc.deserialize({'class_name': 'DynamicLossScale', 'config': 'x'})", "raises"),
+    ("deserialize(config None)", "lsc.deserialize({'class_name': 'FixedLossScale', 'config': None})", "raises"),
     ("assert_config_equivalent(None, None)", "testing.assert_config_equivalent(None, None)", "raises"),
     ("assert_config_equivalent(5, 'x')", "testing.assert_config_equivalent(5, 'x')", "raises"),
     ("assert_config_equivalent({}, {})", "testing.assert_config_equivalent({}, {})", "raises"),

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import re
+from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 
 Opcode = tuple[str, int, int, int, int]
 GAP_LIMIT = 40_000
 WINDOW = 24
+PAIR_LIMIT = 10_000
+_TOKEN = re.compile(rb"\w+|\S")
 
 
 class _GiveUp(Exception):
@@ -160,20 +164,59 @@ def _to_opcodes(pairs: list[tuple[int, int]], n: int, m: int) -> list[Opcode]:
 
 def line_mapper(old: bytes, new: bytes) -> Callable[[int], int]:
     """Returns a function mapping 1-based lines of `old` to the matching lines of `new`."""
-    codes = opcodes(old.splitlines(), new.splitlines()) or []
+    a, b = old.splitlines(), new.splitlines()
+    codes = opcodes(a, b) or []
     starts = [i1 for _, i1, _, _, _ in codes]
+    paired: dict[int, list[int]] = {}  # a replace opcode's index -> each old line's offset among its new lines
 
     def mapped(line: int) -> int:
         index = line - 1
         k = bisect.bisect_right(starts, index) - 1  # the opcode covering the line (after insertions at it)
         if k < 0 or not codes[k][1] <= index < codes[k][2]:
             return line
-        tag, i1, _, j1, j2 = codes[k]
+        tag, i1, i2, j1, j2 = codes[k]
         if tag == "equal":
             return j1 + (index - i1) + 1
-        return j1 + min(index - i1, max(j2 - j1 - 1, 0)) + 1
+        if tag == "replace" and k not in paired:
+            paired[k] = _pair(a[i1:i2], b[j1:j2])
+        offset = paired[k][index - i1] if tag == "replace" else 0
+        return j1 + offset + 1
 
     return mapped
+
+
+def _tokens(line: bytes) -> Counter[bytes]:
+    return Counter(_TOKEN.findall(line))
+
+
+def _pair(old: Sequence[bytes], new: Sequence[bytes]) -> list[int]:
+    """For each line of `old`, its offset in `new` (replaced lines, some deleted or inserted among them).
+
+    The lines are paired in order where their tokens are most alike (an alignment maximising the summed
+    likeness); a line left unpaired (deleted) goes to the line after the previous pair's. A block larger
+    than PAIR_LIMIT line pairs is paired by position.
+    """
+    n, m = len(old), len(new)
+    if n * m > PAIR_LIMIT:
+        return [min(i, m - 1) for i in range(n)]
+    a, b = [_tokens(line) for line in old], [_tokens(line) for line in new]
+    like = [[2 * sum((x & y).values()) / (sum(x.values()) + sum(y.values()) or 1) for y in b] for x in a]
+    best = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = max(best[i + 1][j], best[i][j + 1], best[i + 1][j + 1] + like[i][j])
+    out: list[int] = []
+    i = j = 0
+    while i < n:
+        if j < m and like[i][j] > 0 and best[i][j] == best[i + 1][j + 1] + like[i][j]:
+            out.append(j)
+            i, j = i + 1, j + 1
+        elif j < m and best[i][j] == best[i][j + 1]:
+            j += 1
+        else:
+            out.append(min(j, m - 1))
+            i += 1
+    return out
 
 
 def unified(old: list[str], new: list[str], from_name: str, to_name: str, context: int = 3) -> list[str]:

@@ -57,13 +57,46 @@ def _mask(source: str) -> tuple[str, list[str], list[str]]:
         if statement:
             out.append(statement["indent"] + statement["statement"] + _PREFIX_MARK.format(len(prefixes)))
             prefixes.append(statement["prefix"])
-        elif _MAGIC.search(line) and not line.lstrip().startswith("#"):
+        elif _is_ipython(line):
             magics.append(line)
             indent = line[: len(line) - len(line.lstrip())]
             out.append(f"{indent}{_MAGIC_MARK}")
         else:
             out.append(line)
     return "\n".join(out), magics, prefixes
+
+
+def _is_ipython(line: str) -> bool:
+    """Whether `_mask` keeps `line` from the codemod (IPython's, not Python, and not a line magic's statement)."""
+    return not _PYTHON_LINE_MAGIC.match(line) and bool(_MAGIC.search(line)) and not line.lstrip().startswith("#")
+
+
+def _ipython_lines(source: str) -> list[int]:
+    """The 1-based numbers of a code cell's IPython lines that `_mask` keeps, below its cell magic if any."""
+    head = _script_head(source)
+    below = head.count("\n")
+    return [number + below for number, line in enumerate(source[len(head) :].split("\n"), 1) if _is_ipython(line)]
+
+
+def _ipython_findings(index: int, source: str, target: str) -> list[w.Finding]:
+    """An IPYTHON_LINE_LEFT finding for each IPython line of code cell `index` that names a loss-scaling API."""
+    lines = source.split("\n")
+    found = []
+    for number in _ipython_lines(source):
+        line = lines[number - 1].strip()
+        if _names_legacy(line, target):
+            kind = "IPython help (`?`)" if line.endswith("?") or line.startswith("?") else "a line magic (`%`)"
+            kind = "a shell command (`!`)" if re.match(r"!|[\w.]+\s*=\s*!", line) else kind
+            found.append(w.Finding(number, 0, w.IPYTHON_LINE_LEFT, index, (kind,)))
+    return found
+
+
+def _ipython_moved(finding: w.Finding, old: str, new: str) -> w.Finding:
+    """`finding` on an IPython line of a cell's `old` source, placed on the same line of its `new` source."""
+    before, after = _ipython_lines(old), _ipython_lines(new)
+    if len(before) != len(after):  # never so far: the codemod keeps IPython's lines as they are
+        return finding
+    return dataclasses.replace(finding, line=after[before.index(finding.line)])
 
 
 def _unmask(source: str, magics: list[str], prefixes: list[str]) -> str:
@@ -107,6 +140,7 @@ def _cells(cells: list[dict], target: str) -> tuple[list[_Cell], list[_Cell], li
                     named.append(w.Finding(1, 0, w.NOTEBOOK_CELL_LEFT, index, detail))
                 continue
         masked, magics, prefixes = _mask(joined)
+        named += _ipython_findings(index, head + joined, target)
         (alone if head else together).append(_Cell(index, masked, magics, prefixes, isinstance(source, list), head))
     return together, alone, named
 
@@ -240,7 +274,14 @@ def migrate_notebook(data: bytes, target: str = "keras3", path: str = "<notebook
     together, alone, named = _cells(notebook["cells"], target)
     outcomes = [_together(together, target, path), *(_alone(cell, target, path) for cell in alone)]
     sources = {index: source for outcome in outcomes for index, source in outcome.sources.items()}
-    pairs = [(f, f) for f in named] + [pair for outcome in outcomes for pair in zip(outcome.old, outcome.new)]
+    cells = notebook["cells"]
+    moved = [
+        _ipython_moved(f, _source(cells[f.cell]), sources[f.cell])
+        if f.code == w.IPYTHON_LINE_LEFT and f.cell in sources
+        else f
+        for f in named
+    ]
+    pairs = [*zip(named, moved), *(pair for outcome in outcomes for pair in zip(outcome.old, outcome.new))]
     pairs.sort(key=lambda pair: _place(pair[0]))
     old, new_findings = [old for old, _ in pairs], [new for _, new in pairs]
     if not sources:
@@ -523,7 +564,8 @@ def _edit_cells(data: bytes, by_cell: dict[int, list[w.Finding]], edit: Callable
         head = _script_head(source)
         masked, magics, prefixes = _mask(source[len(head) :])
         below = 1 if head else 0
-        found = [dataclasses.replace(f, line=f.line - below, cell=None) for f in found if f.line > below]
+        kept = set(_ipython_lines(source))  # IPython's lines: a comment there would change what IPython does
+        found = [dataclasses.replace(f, line=f.line - below, cell=None) for f in found if below < f.line not in kept]
         edited = head + _unmask(edit(masked.encode("utf-8"), found).decode("utf-8"), magics, prefixes)
         if edited != source:
             sources[index], as_list[index] = edited, isinstance(cell.get("source"), list)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 
+from lossscale_compat import _mapping
+
 # Sites the codemod leaves alone: a person has to look at them.
 AMBIGUOUS_NAME = "LSC101"
 STAR_ARGS = "LSC105"
@@ -70,11 +72,19 @@ LEGACY_OPTIMIZER_NOTE = "LSC153"
 LEGACY_OPTIMIZER_NOT_WRITTEN = "LSC154"
 # A TF 2.4 name assigned to or deleted (`mp.LossScaleOptimizer = None`): left alone.
 NAME_ASSIGNED = "LSC155"
+# A notebook's IPython line (help `?`, shell `!`, a line magic) that names a loss-scaling API: left as it is.
+IPYTHON_LINE_LEFT = "LSC170"
 # File-level outcomes.
 NOT_BYTE_EXACT = "LSC201"
 NOTEBOOK_LAYOUT = "LSC202"
 NOTEBOOK_CELL = "LSC203"
 NOTEBOOK_CELL_LEFT = "LSC204"
+
+
+def _listed(names: frozenset[str]) -> str:
+    """`names` sorted, in words: "a, b and c"."""
+    return " and ".join(", ".join(sorted(names)).rsplit(", ", 1))
+
 
 MESSAGES = {
     AMBIGUOUS_NAME: (
@@ -325,8 +335,8 @@ MESSAGES = {
     LEGACY_OPTIMIZER_NOT_WRITTEN: (
         "TF 2.4's behaviour of this file depends on TF 2.4's optimizer class, `OptimizerV2` (an override of one of its "
         "methods, `get_gradients`, or a checkpoint of a loss-scale optimizer), and this Keras optimizer could not be "
-        "made the legacy one: it is imported by its bare name, or Keras 2 has no legacy form of it (only Adadelta, "
-        "Adagrad, Adam, Adamax, Ftrl, Nadam, Optimizer, RMSprop and SGD). It was left alone, so on Keras 2 it is "
+        "made the legacy one: it is imported by its bare name, or Keras 2 has no legacy form of it (only "
+        f"{_listed(_mapping.LEGACY_OPTIMIZER_CLASSES)}). It was left alone, so on Keras 2 it is "
         "today's class, which trains and checkpoints differently. Instead, write `tf.keras.optimizers.legacy.X` "
         "here, or run the file unmodified with `lossscale-compat run`."
     ),
@@ -419,6 +429,11 @@ MESSAGES = {
         "A code cell could not be parsed (after masking magics), so it was left as it is and the other cells were "
         "migrated (with no cell named, the whole notebook was left). Instead, fix the cell or migrate it by hand."
     ),
+    IPYTHON_LINE_LEFT: (
+        "This line is {}, which IPython reads, not Python, and it names a TF 2.4 loss-scaling API: it was left as it "
+        "is (and cannot carry an annotation without changing what it does). Instead, write the modern name in it by "
+        "hand (docs/codemod.md's mapping table), or drop the line."
+    ),
     NOTEBOOK_CELL_LEFT: (
         "This cell names a TF 2.4 loss-scaling API but was left as it is: {}. "
         "Instead, migrate it by hand, or make it a code cell and run again."
@@ -482,6 +497,7 @@ SHORT = {
     NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
     NOTEBOOK_LAYOUT: "layout not kept; notebook rewritten in Jupyter's layout: review the diff",
     NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",
+    IPYTHON_LINE_LEFT: "IPython line names the TF 2.4 API; left as it is: rewrite it by hand",
     NOTEBOOK_CELL_LEFT: "cell names the TF 2.4 API but is not code; migrate it by hand",
 }
 

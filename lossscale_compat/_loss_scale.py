@@ -9,7 +9,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from lossscale_compat import _flavour
+from lossscale_compat import _flavour, _mapping
 from lossscale_compat._deprecation import _first_frame_outside_package, dynamic_difference, warn_deprecated
 
 
@@ -31,8 +31,16 @@ class LossScale(_flavour.Trackable, metaclass=abc.ABCMeta):
         """Returns the constructor arguments as a dict."""
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> LossScale:
+    def from_config(cls, config: Any) -> LossScale:
         """Creates a loss scale from `get_config()` output."""
+        if not isinstance(config, dict):
+            keys = _mapping.PARAMETERS.get(cls.__name__)
+            raise TypeError(
+                f"A {cls.__name__} config is a dict of its constructor arguments"
+                + (f" ({', '.join(keys)})" if keys else "")
+                + f", but got {config!r} of type {type(config).__name__}. Pass what `lossscale_compat.serialize` "
+                f"returned for a {cls.__name__} (its 'config' is that dict)."
+            )
         return cls(**config)
 
     def _add_weight(self, name: str, initial_value: Any, dtype: tf.DType) -> tf.Variable:
@@ -353,7 +361,7 @@ def deserialize(config: str | dict[str, Any], custom_objects: dict[str, Any] | N
             "`lossscale_compat.serialize` or a class name such as 'DynamicLossScale'."
         )
     cls = _lookup(class_name, custom_objects)
-    return cls() if class_config is None else cls.from_config(class_config)
+    return cls() if isinstance(config, str) else cls.from_config(class_config)
 
 
 def _lookup(class_name: str, custom_objects: dict[str, Any] | None) -> type[LossScale]:

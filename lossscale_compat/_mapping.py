@@ -395,6 +395,12 @@ KERAS_EXPERIMENTAL_MODULES: tuple[str, ...] = _KERAS_EXPERIMENTAL[:3]
 KERAS_EXPERIMENTAL_NAMES = ("LossScaleOptimizer", "Policy", "set_policy", "global_policy", "get_layer_policy")
 """What `KERAS_EXPERIMENTAL_FALLBACK` holds (`lossscale_compat._runtime.keras_experimental`)."""
 
+# The optimizer classes Keras 2 keeps in `tf.keras.optimizers.legacy`: TF 2.4's `OptimizerV2` family (`Optimizer` is
+# the base). The tf_keras target spells these `....optimizers.legacy.X` where a file depends on `OptimizerV2`.
+LEGACY_OPTIMIZER_CLASSES = frozenset(
+    {"Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop", "SGD"}
+)
+
 # Modules that only exist in the TF 2.4 spelling; an import of one is removed once unused.
 LEGACY_MODULES: tuple[str, ...] = tuple(
     sorted({rename.old.rsplit(".", 1)[0] for rename in RENAMES if ".experimental" in rename.old})

@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 
 import libcst as cst
 
+from lossscale_compat import _mapping
+
 from .. import _warnings as w
 from .._edits import Plan, ShimWrap, SiteEdit, Wrap
 from .._facts import Facts
@@ -24,8 +26,6 @@ from .._values import Expr
 from . import keras3_notes
 
 _MODULE = "tensorflow.keras.optimizers."
-# The classes Keras 2 keeps in `tf.keras.optimizers.legacy` (TF 2.4's `OptimizerV2` family; `Optimizer` is the base).
-LEGACY_CLASSES = frozenset({"Adadelta", "Adagrad", "Adam", "Adamax", "Ftrl", "Nadam", "Optimizer", "RMSprop", "SGD"})
 # `OptimizerV2` methods an optimizer written against TF 2.4 overrides, which today's Keras 2 optimizers call
 # differently or never (`apply_gradients`: TF 2.4's loss-scale optimizer handed it `name` positionally and
 # `experimental_aggregate_gradients`, Keras 2's hands it neither).
@@ -89,7 +89,7 @@ def plan_legacy_optimizers(facts: Facts, target: str, decisions: Mapping[Expr, S
     for _, name in _built(facts):
         if name in replace:
             continue
-        if isinstance(name, cst.Attribute) and _keras_optimizer(facts, name) in LEGACY_CLASSES:
+        if isinstance(name, cst.Attribute) and _keras_optimizer(facts, name) in _mapping.LEGACY_OPTIMIZER_CLASSES:
             legacy = cst.Attribute(value=name.value, attr=cst.Name("legacy"))
             replace[name] = name.with_changes(value=legacy)
             warnings.append((name, w.LEGACY_OPTIMIZER_NOTE))

@@ -211,6 +211,12 @@ def test_deserialize_rejects_malformed_config_with_guidance():
         lossscale_compat.deserialize({"class_name": "FixedLossScale"})
 
 
+@pytest.mark.parametrize("config", [[1], "x", None], ids=["list", "string", "None"])
+def test_deserialize_refuses_a_config_that_is_not_a_dict_with_guidance(config):
+    with pytest.raises(TypeError, match=r"^A DynamicLossScale config is a dict of its constructor arguments .* Pass "):
+        lossscale_compat.deserialize({"class_name": "DynamicLossScale", "config": config})
+
+
 @pytest.mark.parametrize("where", ["registered", "custom_objects"])
 def test_deserialize_refuses_a_keras_class_that_is_not_a_loss_scale(where):
     """A registered (or passed) Keras class is not built from a loss-scale config: nothing of it runs."""

@@ -14,22 +14,28 @@ from lossscale_compat.codemods._engine import migrate_source
 
 pytest.importorskip("tensorflow")  # the codemod's own CI sessions (nox -s codemod-libcst) run without TensorFlow
 
+from .holder_loops import COMPILED, FACTORY, TRAINER
 from .test_migrated_examples import _target_env
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tf24"
 
-# Our own program, one loop per way of holding the optimizer (modelled on TF 2.x trainer classes, TF 2.4's guide's
-# compiled model, and `get_optimizer` factories); a batch with an infinity makes every loop skip a step and halve
-# its scale.
-PROGRAM = """\
+# The loops of holder_loops.py, each a module of its own (migrated alone), trained by one driver program of ours that
+# names no TF 2.4 API; a batch with an infinity makes every loop skip a step and halve its scale.
+LOOPS = {"trainer": TRAINER, "compiled": COMPILED, "factory": FACTORY}  # module name: loop
+DRIVER = """\
+import types
+
 import numpy as np
 import tensorflow as tf
-from tensorflow.keras.mixed_precision import experimental as mixed_precision
 
 import _harness
 
 args = _harness.parse_args(__doc__ or "holders")
 tf.config.set_visible_devices([], "GPU")
+
+import compiled  # noqa: E402
+import factory  # noqa: E402
+import trainer  # noqa: E402
 
 
 def dense(seed):
@@ -39,84 +45,47 @@ def dense(seed):
     return model
 
 
-class Trainer:
-    def __init__(self, model):
-        self.model = model
-        self.optimizer = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.05), loss_scale="dynamic")
-
-    @tf.function
-    def train_step(self, x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(self.model(x) - y))
-            scaled_loss = self.optimizer.get_scaled_loss(loss)
-        scaled_gradients = tape.gradient(scaled_loss, self.model.trainable_variables)
-        gradients = self.optimizer.get_unscaled_gradients(scaled_gradients)
-        self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
-
-
-compiled = dense(81)
-wrapped = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.05), loss_scale="dynamic")
-compiled.compile(optimizer=wrapped, loss="mse")
-
-
-@tf.function
-def compiled_step(x, y):
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(tf.square(compiled(x) - y))
-        scaled_loss = compiled.optimizer.get_scaled_loss(loss)
-    scaled_gradients = tape.gradient(scaled_loss, compiled.trainable_variables)
-    gradients = compiled.optimizer.get_unscaled_gradients(scaled_gradients)
-    compiled.optimizer.apply_gradients(zip(gradients, compiled.trainable_variables))
-
-
-def get_optimizer(learning_rate):
-    optimizer = tf.keras.optimizers.SGD(learning_rate)
-    optimizer = mixed_precision.LossScaleOptimizer(optimizer, loss_scale="dynamic")
-    return optimizer
-
-
-factory_model = dense(82)
-factory_optimizer = get_optimizer(0.05)
-
-
-@tf.function
-def factory_step(x, y):
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(tf.square(factory_model(x) - y))
-        scaled_loss = factory_optimizer.get_scaled_loss(loss)
-    scaled_gradients = tape.gradient(scaled_loss, factory_model.trainable_variables)
-    gradients = factory_optimizer.get_unscaled_gradients(scaled_gradients)
-    factory_optimizer.apply_gradients(zip(gradients, factory_model.trainable_variables))
-
-
-trainer = Trainer(dense(80))
 rng = np.random.RandomState(83)
 features = rng.uniform(-1, 1, size=(6, 5, 4)).astype("float32")
 targets = features.sum(axis=-1, keepdims=True).astype("float32")
 features[2, 1, 0] = np.inf
 
 
-def record(step, variables, optimizer):
-    recorder = _harness.Recorder()
+def batches(variables, optimizer, recorder):
     for x, y in zip(features, targets):
         before = _harness.weights_of(variables)
-        step(x, y)
+        yield x, y
         recorder.step_done(optimizer(), before, _harness.weights_of(variables))
+
+
+def record(step, variables, optimizer):
+    recorder = _harness.Recorder()
+    for x, y in batches(variables, optimizer, recorder):
+        step(x, y)
     return recorder.result(optimizer(), variables)
 
 
+held = trainer.Trainer(dense(80), types.SimpleNamespace(learning_rate=0.05))
+compiled.model.build((None, 4))
+_harness.initial_weights(compiled.model, seed=81)
+factory_model, made = dense(82), []
+get_optimizer = factory.get_optimizer
+factory.get_optimizer = lambda learning_rate: made.append(get_optimizer(learning_rate)) or made[-1]
+factory_recorder = _harness.Recorder()
+factory.train(factory_model, batches(factory_model.trainable_variables, lambda: made[-1], factory_recorder))
+
 result = {
-    "self": record(trainer.train_step, trainer.model.trainable_variables, lambda: trainer.optimizer),
-    "compiled": record(compiled_step, compiled.trainable_variables, lambda: compiled.optimizer),
-    "factory": record(factory_step, factory_model.trainable_variables, lambda: factory_optimizer),
+    "self": record(held.train_step, held.model.trainable_variables, lambda: held.optimizer),
+    "compiled": record(compiled.train_step, compiled.model.trainable_variables, lambda: compiled.model.optimizer),
+    "factory": factory_recorder.result(made[-1], factory_model.trainable_variables),
 }
 _harness.emit(result, args.json)
 """
 
 
-def _run(directory: Path, name: str, env: dict, legacy: bool) -> dict:
-    out = directory / f"{name}.json"
-    command = [sys.executable, *(["-m", "lossscale_compat", "run"] if legacy else []), f"{name}.py", "--json", str(out)]
+def _run(directory: Path, env: dict, legacy: bool) -> dict:
+    out = directory / "result.json"
+    command = [sys.executable, *(["-m", "lossscale_compat", "run"] if legacy else []), "driver.py", "--json", str(out)]
     done = subprocess.run(command, check=False, cwd=directory, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
@@ -126,16 +95,20 @@ def test_migrated_holder_loops_train_as_the_original_in_legacy_mode(tmp_path):
     target = "keras3" if _target_env("keras3") is not None else "tf_keras"
     env = _target_env(target)
     assert env is not None
-    shutil.copy(EXAMPLES / "_harness.py", tmp_path / "_harness.py")
-    (tmp_path / "original.py").write_text(PROGRAM)
-    result = migrate_source(PROGRAM.encode(), target, "original.py")
-    assert result.status == "changed", result.error
-    new = result.new.decode()
-    if target == "keras3":  # every loop is on Keras 3's own class
-        assert "lossscale_compat" not in new and "get_scaled_loss" not in new, new
-    (tmp_path / "migrated.py").write_text(new)
-    want = _run(tmp_path, "original", env, legacy=True)
-    got = _run(tmp_path, "migrated", env, legacy=False)
+    for name in ("original", "migrated"):
+        (tmp_path / name).mkdir()
+        shutil.copy(EXAMPLES / "_harness.py", tmp_path / name / "_harness.py")
+        (tmp_path / name / "driver.py").write_text(DRIVER)
+    for name, loop in LOOPS.items():
+        (tmp_path / "original" / f"{name}.py").write_text(loop)
+        result = migrate_source(loop.encode(), target, f"{name}.py")
+        assert result.status == "changed", result.error
+        new = result.new.decode()
+        if target == "keras3":  # every loop is on Keras 3's own class
+            assert "lossscale_compat" not in new and "get_scaled_loss" not in new, new
+        (tmp_path / "migrated" / f"{name}.py").write_text(new)
+    want = _run(tmp_path / "original", env, legacy=True)
+    got = _run(tmp_path / "migrated", env, legacy=False)
     assert set(got) == set(want) == {"self", "compiled", "factory"}
     for name, expected in want.items():
         assert expected["skipped"] == [2] and len(set(expected["loss_scale"])) == 2, (name, expected)

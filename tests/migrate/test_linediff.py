@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import difflib
 import random
+from pathlib import Path
 
-from lossscale_compat.codemods import _linediff
+from lossscale_compat.codemods import _engine, _linediff
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _assert_valid(a, b, codes):
@@ -58,6 +61,42 @@ def test_line_mapper_on_many_identical_lines():
         assert old.splitlines()[line - 1] == b"b = kept()"
         assert mapped(line) == line + 1 and new_lines[line] == b"b = kept()"
     assert mapped(2) in (2, 3) and new_lines[mapped(2) - 1] in (b"import keras", b"a = modern()")
+
+
+def test_line_mapper_pairs_rewritten_lines_past_deleted_ones():
+    # Two calls deleted among rewritten lines: one replace block of 6 old lines and 4 new ones.
+    old = (
+        b"import tensorflow as tf\n"
+        b"a = tf.train.experimental.f(1)\n"
+        b"tf.train.experimental.disable()\n"
+        b"b = tf.train.experimental.f(2)\n"
+        b"tf.train.experimental.disable()\n"
+        b"c = tf.train.experimental.f(3)\n"
+        b'mp.set_policy("mixed_float16")\n'
+        b"kept()\n"
+    )
+    new = (
+        b"import tensorflow as tf\n"
+        b"a = lossscale_compat.f(1)\n"
+        b"b = lossscale_compat.f(2)\n"
+        b"c = lossscale_compat.f(3)\n"
+        b'tf.keras.mixed_precision.set_global_policy("mixed_float16")\n'
+        b"kept()\n"
+    )
+    mapped = _linediff.line_mapper(old, new)
+    assert [mapped(line) for line in range(1, 9)] == [1, 2, 3, 3, 4, 4, 5, 6]
+
+
+def test_line_mapper_on_tf24_legacy_names():
+    old = (ROOT / "examples" / "tf24" / "legacy_names.py").read_bytes()
+    result = _engine.migrate_source(old, "keras3", "legacy_names.py")
+    line = 1 + old.splitlines().index(
+        b'attempt("graph rewrite of a non-optimizer", '
+        b"lambda: tf.train.experimental.enable_mixed_precision_graph_rewrite(3))"
+    )
+    assert result.new.splitlines()[result.new_line(line) - 1] == (
+        b'attempt("graph rewrite of a non-optimizer", lambda: lossscale_compat.enable_mixed_precision_graph_rewrite(3))'
+    )
 
 
 def test_exact_alignment_gives_up_on_large_ambiguous_gaps():

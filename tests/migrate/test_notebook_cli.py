@@ -59,3 +59,15 @@ def test_a_line_magic_statement_with_a_warning_is_annotated_after_the_statement(
     run("--write", "--annotate", "nb.ipynb", cwd=tmp_path)
     source = json.loads(path.read_bytes())["cells"][2]["source"]
     assert source.startswith(f"%time {TF1}  # lossscale-compat: LSC116 ")
+
+
+def test_an_ipython_line_naming_a_legacy_api_is_reported_and_not_annotated(tmp_path):
+    help_line = "tf.keras.mixed_precision.experimental.LossScaleOptimizer?"
+    before = _notebook("import tensorflow as tf\n", [f"{help_line}\n", f"{TF1}\n"])
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(before)
+    done = run("--write", "--annotate", "nb.ipynb", cwd=tmp_path)
+    assert "LSC170" in done.stdout.decode() + done.stderr.decode()
+    cell = json.loads(path.read_bytes())["cells"][2]["source"]
+    assert cell[0] == f"{help_line}\n"  # a comment after `?` would change what IPython does
+    assert cell[1].startswith(TF1 + "  # lossscale-compat: LSC116 ")

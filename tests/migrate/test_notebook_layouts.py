@@ -152,3 +152,22 @@ def test_a_cell_with_no_cell_type_is_named():
     assert result.status == "unchanged"
     assert [(f.cell, f.code) for f in result.findings] == [(0, w.NOTEBOOK_CELL_LEFT)]
     assert "cell_type" in result.findings[0].message
+
+
+def test_ipython_lines_that_name_a_legacy_api_are_named_where_they_end_up():
+    help_line = "tf.keras.mixed_precision.experimental.LossScaleOptimizer?"
+    shell_line = f'!python -c "{OLD}"'
+    magic_line = "%pinfo tf.mixed_precision.experimental.DynamicLossScale"
+    loss_scale = "s = tf.mixed_precision.experimental.DynamicLossScale()"  # adds `import lossscale_compat` above
+    cell = f"import tensorflow as tf\n{help_line}\n!pip install x\ntf?\n{shell_line}\n{loss_scale}\n{magic_line}"
+    result = migrate_notebook(_code_notebook(cell, f"opt = {OLD}\n{help_line}"))
+    assert result.status == "changed"
+    left = [(f.cell, f.line, f.detail) for f in result.findings if f.code == w.IPYTHON_LINE_LEFT]
+    kinds = ("IPython help (`?`)",), ("a shell command (`!`)",), ("a line magic (`%`)",)
+    assert left == [(0, 2, kinds[0]), (0, 5, kinds[1]), (0, 7, kinds[2]), (1, 2, kinds[0])]
+    assert "`?`" in result.findings[[f.code for f in result.findings].index(w.IPYTHON_LINE_LEFT)].message
+    new_cells = [c["source"].split("\n") for c in json.loads(result.new)["cells"]]
+    placed = [(f.cell, new_cells[f.cell][f.line - 1]) for f in result.new_findings if f.code == w.IPYTHON_LINE_LEFT]
+    assert placed == [(0, help_line), (0, shell_line), (0, magic_line), (1, help_line)]
+    assert [f.line for f in result.new_findings if f.code == w.IPYTHON_LINE_LEFT] != [line for _, line, _ in left]
+

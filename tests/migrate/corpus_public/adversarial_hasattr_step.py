@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x adversarial text-training model (code index, find_string id 7029508655): a `train_step` that scales through `self.optimizer` only when it has `get_scaled_loss`, compiled with a wrapped optimizer.
+# Modelled on a public TF 2.x adversarial text-training model (code-index id 7029508655; the index names no repository or path for it, and it is not yet traced to one): a `train_step` that scales through `self.optimizer` only when it has `get_scaled_loss`, compiled with a wrapped optimizer.
 import tensorflow as tf
 
 

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x speech-recognition command script (code index, find_string id 47268455208): GPU memory growth and the float16 policy set at module level before the argument parser.
+# Modelled on a public TF 2.x speech-recognition command script (TensorSpeech/TensorFlowASR@b32c51dc2b0970dd769a8c4f15c82259780d2c64, run_stt.py; code-index id 47268455208): GPU memory growth and the float16 policy set at module level before the argument parser.
 import argparse
 
 import tensorflow as tf

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x BERT classifier script (code index, find_string id 4292319043): a third-party RAdam built with `lr=`, wrapped under a module flag inside the model factory, then compiled.
+# Modelled on a public TF 2.x BERT classifier script (SerigneCisse/bert-finetune@32357094fb31b6aa111b003ce26983528593ac1d, bert_training_margin.py; code-index id 4292319043): a third-party RAdam built with `lr=`, wrapped under a module flag inside the model factory, then compiled.
 import bert
 import tensorflow as tf
 from tensorflow.keras import layers

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x training-utilities module (code index, find_string id 22764160743): a private helper turns on a bfloat16 policy, next to a helper that turns on XLA.
+# Modelled on a public TF 2.x training-utilities module (code-index id 22764160743; the index names no repository or path for it, and it is not yet traced to one): a private helper turns on a bfloat16 policy, next to a helper that turns on XLA.
 import tensorflow as tf
 
 

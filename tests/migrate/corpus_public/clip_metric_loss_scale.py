@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x RL learner (code index, find_string id 20912012994): an optimizer wrapped in the constructor when mixed precision is on; the step unscales, clips by norm and reports the loss scale among its metrics.
+# Modelled on a public TF 2.x vertebrae-segmentation training loop (christianpayer/MedicalDataAugmentationTool-VerSe@f5ce1338c6a9e6a19e3d249634cc4a804e823a77, verse2020/training/main_vertebrae_segmentation.py; code-index id 20912012994): an optimizer wrapped in the constructor when mixed precision is on; the step unscales, clips by norm and reports the loss scale among its metrics.
 import tensorflow as tf
 
 

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x DQN agent (code index, find_string id 3147593555): a Q-network optimizer wrapped in the constructor, a scaled Huber loss, gradients unscaled, clipped by norm, applied.
+# Modelled on a public TF 2.x discrete soft actor-critic agent (code-index id 3147593555; the index names no repository or path for it, and it is not yet traced to one): a Q-network optimizer wrapped in the constructor, a scaled Huber loss, gradients unscaled, clipped by norm, applied.
 import tensorflow as tf
 
 

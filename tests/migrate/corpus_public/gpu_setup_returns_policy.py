@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x GPU set-up helper (code index, find_string id 21002838468): memory growth on the first GPU, then a float16 policy set globally and returned; float32 when no GPU is present.
+# Modelled on a public TF 2.x GPU set-up helper (code-index id 21002838468; the index names no repository or path for it, and it is not yet traced to one): memory growth on the first GPU, then a float16 policy set globally and returned; float32 when no GPU is present.
 import tensorflow as tf
 
 

@@ -1,4 +1,4 @@
-# Modelled on a public Horovod TF 2.x MNIST example with AMP (code index, find_string id 26667375581): the experimental module imported as `mixed_precision`, the Adam scaled by worker count and wrapped by flag at module level, a `tf.function` step.
+# Modelled on a public Horovod TF 2.x MNIST example with AMP (code-index id 26667375581; the index names no repository or path for it, and it is not yet traced to one): the experimental module imported as `mixed_precision`, the Adam scaled by worker count and wrapped by flag at module level, a `tf.function` step.
 import argparse
 
 import horovod.tensorflow as hvd

@@ -1,4 +1,4 @@
-# Modelled on a public Horovod TF 2.x ResNet-50 `fit` benchmark (code index, find_string id 18260524687): the graph rewrite with `loss_scale='dynamic'` under a flag, then Horovod's distributed optimizer, compile and fit.
+# Modelled on a public Horovod TF 2.x ResNet-50 `fit` benchmark (code-index id 18260524687; the index names no repository or path for it, and it is not yet traced to one): the graph rewrite with `loss_scale='dynamic'` under a flag, then Horovod's distributed optimizer, compile and fit.
 import horovod.tensorflow.keras as hvd
 import tensorflow as tf
 

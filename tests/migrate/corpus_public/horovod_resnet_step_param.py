@@ -1,4 +1,4 @@
-# Modelled on a public Horovod TF 2.x ResNet-50 synthetic benchmark (code index, find_string id 14497866363): the optimizer passed into a step function as a parameter, scaled only when not fp32.
+# Modelled on a public Horovod TF 2.x ResNet-50 synthetic benchmark (aws-samples/deep-learning-models@4967e8830e18f5997c7851050a419fb44f2c4083, models/resnet/tensorflow2/train_tf2_resnet.py; code-index id 14497866363): the optimizer passed into a step function as a parameter, scaled only when not fp32.
 import horovod.tensorflow as hvd
 import tensorflow as tf
 

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x contrastive model (code index, find_string id 35100672530): a Model subclass that asks `isinstance` of the experimental class around `tf.gradients`, inside its own `train_step`.
+# Modelled on a public TF 2.x metric-learning model (code-index id 35100672530; the index names no repository or path for it, and it is not yet traced to one): a Model subclass that asks `isinstance` of the experimental class around `tf.gradients`, inside its own `train_step`.
 import tensorflow as tf
 
 

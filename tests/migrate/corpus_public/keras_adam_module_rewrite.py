@@ -1,4 +1,4 @@
-# Modelled on a public bert4keras-style NER script (code index, find_string id 40746424659): a Keras Adam made at module level and handed straight to the graph rewrite ("AMP"), compiled later with the model.
+# Modelled on a public bert4keras reading-comprehension (QA) script (code-index id 40746424659; the index names no repository or path for it, and it is not yet traced to one): a Keras Adam made at module level and handed straight to the graph rewrite ("AMP"), compiled later with the model.
 import tensorflow as tf
 from tensorflow.keras.optimizers import Adam
 

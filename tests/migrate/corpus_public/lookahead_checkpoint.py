@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x detector trainer (code index, find_string id 15062595066): RAdam inside Lookahead, wrapped when fp16 is on, and put in a `tf.train.Checkpoint` with a step counter and a manager.
+# Modelled on a public TF 2.x detector trainer (bioothod/object_detection@dda56dee6a0f49a4cf5ba9bf201d83ac8565dd33, detection.py; code-index id 15062595066): RAdam inside Lookahead, wrapped when fp16 is on, and put in a `tf.train.Checkpoint` with a step counter and a manager.
 import tensorflow as tf
 import tensorflow_addons as tfa
 

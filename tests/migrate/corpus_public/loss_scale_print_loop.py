@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x mixed-precision tutorial script (code index, find_string id 33746363220): a wrapped optimizer whose loss scale is read and printed before each step of an eager loop, the first read before any step.
+# Modelled on a public TF 2.x mixed-precision tutorial script (code-index id 33746363220; the index names no repository or path for it, and it is not yet traced to one): a wrapped optimizer whose loss scale is read and printed before each step of an eager loop, the first read before any step.
 import tensorflow as tf
 from tensorflow.keras import mixed_precision
 

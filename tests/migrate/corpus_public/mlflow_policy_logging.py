@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x segmentation training entry point (code index, find_string id 35062649403): the float16 policy set at the top of `train`, its dtypes logged, before any model is built.
+# Modelled on a public TF 2.x segmentation training entry point (code-index id 35062649403; the index names no repository or path for it, and it is not yet traced to one): the float16 policy set at the top of `train`, its dtypes logged, before any model is built.
 import logging
 
 import tensorflow as tf

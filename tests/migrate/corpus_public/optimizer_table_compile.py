@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x image trainer (code index, find_string id 21891924627): the optimizer looked up in a dict by a command-line name, wrapped through the module alias when `--rtx` is given, then compiled.
+# Modelled on a public TF 2.x image trainer (code-index id 21891924627; the index names no repository or path for it, and it is not yet traced to one): the optimizer looked up in a dict by a command-line name, wrapped through the module alias when `--rtx` is given, then compiled.
 import argparse
 
 import tensorflow as tf

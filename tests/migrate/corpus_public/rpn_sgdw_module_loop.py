@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x region-proposal training script (code index, find_string id 33282177073): an addons SGDW wrapped at module level, a `tf.function` step with relaxed shapes that scales and unscales.
+# Modelled on a public TF 2.x region-proposal training script (code-index id 33282177073; the index names no repository or path for it, and it is not yet traced to one): an addons SGDW wrapped at module level, a `tf.function` step with relaxed shapes that scales and unscales.
 import tensorflow as tf
 import tensorflow_addons as tfa
 

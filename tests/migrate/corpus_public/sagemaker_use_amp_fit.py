@@ -1,4 +1,4 @@
-# Modelled on a public SageMaker TF 2.x fine-tuning entry point (code index, find_string id 1373190327): the Adam wrapped under a `use_amp` argument between prints, then compiled and fitted with callbacks.
+# Modelled on a public SageMaker TF 2.x fine-tuning entry point (code-index id 1373190327; the index names no repository or path for it, and it is not yet traced to one): the Adam wrapped under a `use_amp` argument between prints, then compiled and fitted with callbacks.
 import tensorflow as tf
 
 

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x brain-tumour segmentation trainer (code index, find_string id 28007135764): a bfloat16 policy set under a flag after the summary folders are made, its dtypes printed.
+# Modelled on a public TF 2.x brain-tumour segmentation trainer (code-index id 28007135764; the index names no repository or path for it, and it is not yet traced to one): a bfloat16 policy set under a flag after the summary folders are made, its dtypes printed.
 import os
 
 import tensorflow as tf

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x seq2seq model (code index, find_string id 63089871410): a Model subclass whose own step scales with `self.optimizer`, compiled with a wrapped Adam under a global float16 policy.
+# Modelled on a public TF 2.x seq2seq model (code-index id 63089871410; the index names no repository or path for it, and it is not yet traced to one): a Model subclass whose own step scales with `self.optimizer`, compiled with a wrapped Adam under a global float16 policy.
 import tensorflow as tf
 from tensorflow.keras.mixed_precision import experimental as mixed_precision
 

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x resumed-training script (code index, find_string id 13293434183): a Keras SGD handed to the graph rewrite at module level, then a hand-written epoch/batch loop that applies gradients.
+# Modelled on a public TF 2.x resumed-training script (code-index id 13293434183; the index names no repository or path for it, and it is not yet traced to one): a Keras SGD handed to the graph rewrite at module level, then a hand-written epoch/batch loop that applies gradients.
 import argparse
 import time
 

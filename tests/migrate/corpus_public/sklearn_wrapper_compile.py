@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x text-classifier wrapper (code index, find_string id 15689932723): a class compiles its model in a method, wrapping the Adam it made there when AMP is on.
+# Modelled on a public TF 2.x text-classifier wrapper (code-index id 15689932723: by its header and imports a late-2019 copy of HuggingFace's `transformers/pipelines.py`, its `TextClassificationPipeline`; the index names no repository for it, and which copy is not yet traced): a class compiles its model in a method, wrapping the Adam it made there when AMP is on.
 import tensorflow as tf
 
 USE_AMP = True

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x sentiment benchmark (code index, find_string id 40597288368): TF 2.4's stable wrapper and, a few lines later, the experimental policy, both under the same `data_type` switch, then compile and a timed fit.
+# Modelled on a public TF 2.x sentiment benchmark (code-index id 40597288368; the index names no repository or path for it, and it is not yet traced to one): TF 2.4's stable wrapper and, a few lines later, the experimental policy, both under the same `data_type` switch, then compile and a timed fit.
 import time
 
 import tensorflow as tf

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x distributed classifier trainer (code index, find_string id 12126985490): the optimizer set on `self` in `__init__`, wrapped by flag, and used in a per-replica step inside a `tf.function`.
+# Modelled on a public TF 2.x distributed classifier trainer (code-index id 12126985490; the index names no repository or path for it, and it is not yet traced to one): the optimizer set on `self` in `__init__`, wrapped by flag, and used in a per-replica step inside a `tf.function`.
 import tensorflow as tf
 
 

@@ -1,4 +1,4 @@
-# Modelled on a public TF1-style BERT optimization module (code index, find_string id 6993908437): a `DynamicLossScale` built from flags, given to the graph rewrite with the optimizer, and its value exposed as a named tensor.
+# Modelled on a public TF1-style BERT optimization module (HuiResearch/tfbert@55d6b0d31828b7c3ffe46b8054aadb51786bb075, tfbert/optimization/create_optimizer.py; code-index id 6993908437): a `DynamicLossScale` built from flags, given to the graph rewrite with the optimizer, and its value exposed as a named tensor.
 import tensorflow.compat.v1 as tf
 
 

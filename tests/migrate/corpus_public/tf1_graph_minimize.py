@@ -1,4 +1,4 @@
-# Modelled on a public TF1-style text CNN script (code index, find_string id 57681718090): a TF1 Adam handed to the graph rewrite, `minimize` with a global step, summaries merged.
+# Modelled on a public TF1-style Bi-LSTM sequence classifier script (code-index id 57681718090; the index names no repository or path for it, and it is not yet traced to one): a TF1 Adam handed to the graph rewrite, `minimize` with a global step, summaries merged.
 import tensorflow.compat.v1 as tf
 
 tf.disable_eager_execution()

@@ -1,4 +1,4 @@
-# Modelled on a public TF 2.x webcam detector demo (code index, find_string id 33093315529): `main` sets a float32 policy (float16 left as a comment) before building the model and looping over frames.
+# Modelled on a public TF 2.x webcam detector demo (code-index id 33093315529; the index names no repository or path for it, and it is not yet traced to one): `main` sets a float32 policy (float16 left as a comment) before building the model and looping over frames.
 import cv2
 import tensorflow as tf
 

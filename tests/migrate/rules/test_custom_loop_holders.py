@@ -7,30 +7,7 @@ from __future__ import annotations
 from lossscale_compat.codemods import _warnings as w
 
 from ..helpers import check, migrate
-
-# Modelled on TF 2.x trainer classes (an `Optimizer`/`Trainer` wrapper that builds its loss-scale optimizer in
-# `__init__` and scales in a `tf.function` train step); our own code.
-_TRAINER = """\
-import tensorflow as tf
-from tensorflow.keras.mixed_precision import experimental as mixed_precision
-
-
-class Trainer:
-    def __init__(self, model, hparams):
-        self.model = model
-        self.optimizer = mixed_precision.LossScaleOptimizer(
-            tf.keras.optimizers.SGD(hparams.learning_rate), loss_scale="dynamic")
-
-    @tf.function
-    def train_step(self, x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(self.model(x) - y))
-            scaled_loss = self.optimizer.get_scaled_loss(loss)
-        scaled_gradients = tape.gradient(scaled_loss, self.model.trainable_variables)
-        gradients = self.optimizer.get_unscaled_gradients(scaled_gradients)
-        self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
-        return loss
-"""
+from ..holder_loops import COMPILED, FACTORY, TRAINER
 
 _TRAINER_KERAS3 = """\
 import tensorflow as tf
@@ -54,22 +31,22 @@ class Trainer:
 
 
 def test_self_attribute_set_once_in_init_keras3():
-    check(_TRAINER, _TRAINER_KERAS3)
+    check(TRAINER, _TRAINER_KERAS3)
 
 
 def test_self_attribute_set_once_in_init_tf_keras():
-    after = _TRAINER.replace(
+    after = TRAINER.replace(
         "from tensorflow.keras.mixed_precision import experimental as mixed_precision\n", ""
     ).replace(
         "mixed_precision.LossScaleOptimizer(\n"
         '            tf.keras.optimizers.SGD(hparams.learning_rate), loss_scale="dynamic")',
         "tf.keras.mixed_precision.LossScaleOptimizer(\n            tf.keras.optimizers.SGD(hparams.learning_rate))",
     )
-    check(_TRAINER, after, target="tf_keras")
+    check(TRAINER, after, target="tf_keras")
 
 
 def test_self_attribute_set_in_a_build_method_through_a_local_name():
-    before = _TRAINER.replace(
+    before = TRAINER.replace(
         "        self.model = model\n"
         "        self.optimizer = mixed_precision.LossScaleOptimizer(\n"
         '            tf.keras.optimizers.SGD(hparams.learning_rate), loss_scale="dynamic")\n',
@@ -100,47 +77,25 @@ def _stays_on_shim(before: str) -> None:
 
 
 def test_self_attribute_set_again_elsewhere_is_not_followed():
-    _stays_on_shim(_TRAINER + "\n    def reset(self):\n        self.optimizer = tf.keras.optimizers.SGD(0.1)\n")
+    _stays_on_shim(TRAINER + "\n    def reset(self):\n        self.optimizer = tf.keras.optimizers.SGD(0.1)\n")
 
 
 def test_self_attribute_set_on_an_instance_outside_the_class_is_not_followed():
-    _stays_on_shim(_TRAINER + "\n\ntrainer = Trainer(None, None)\ntrainer.optimizer = make_optimizer()\n")
+    _stays_on_shim(TRAINER + "\n\ntrainer = Trainer(None, None)\ntrainer.optimizer = make_optimizer()\n")
 
 
 def test_optimizer_attribute_of_a_class_with_a_base_is_not_followed():
     # A Keras `Model` subclass's `compile` sets `self.optimizer` too.
-    _stays_on_shim(_TRAINER.replace("class Trainer:", "class Trainer(tf.keras.Model):"))
+    _stays_on_shim(TRAINER.replace("class Trainer:", "class Trainer(tf.keras.Model):"))
 
 
 def test_self_attribute_read_in_another_class_is_not_followed():
     _stays_on_shim(
-        _TRAINER.replace("self.optimizer.", "self.trainer.optimizer.").replace(
+        TRAINER.replace("self.optimizer.", "self.trainer.optimizer.").replace(
             "class Trainer:", "class Other:\n    pass\n\n\nclass Trainer:"
         )
     )
 
-
-# Modelled on TF 2.4's mixed-precision guide (a model compiled with the wrap) and custom loops that read the
-# compiled model's `optimizer`; our own code.
-_COMPILED = """\
-import tensorflow as tf
-from tensorflow.keras import mixed_precision
-
-model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
-optimizer = mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), loss_scale="dynamic")
-model.compile(optimizer=optimizer, loss="mse")
-
-
-@tf.function
-def train_step(x, y):
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(tf.square(model(x) - y))
-        scaled_loss = model.optimizer.get_scaled_loss(loss)
-    scaled_gradients = tape.gradient(scaled_loss, model.trainable_variables)
-    gradients = model.optimizer.get_unscaled_gradients(scaled_gradients)
-    model.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-    return loss
-"""
 
 _COMPILED_KERAS3 = """\
 import tensorflow as tf
@@ -163,11 +118,11 @@ def train_step(x, y):
 
 
 def test_compiled_models_optimizer_keras3():
-    check(_COMPILED, _COMPILED_KERAS3)
+    check(COMPILED, _COMPILED_KERAS3)
 
 
 def test_compiled_models_optimizer_given_positionally_and_inline():
-    before = _COMPILED.replace(
+    before = COMPILED.replace(
         "optimizer = mixed_precision.experimental.LossScaleOptimizer("
         'tf.keras.optimizers.SGD(0.1), loss_scale="dynamic")\n'
         'model.compile(optimizer=optimizer, loss="mse")\n',
@@ -184,51 +139,21 @@ def test_compiled_models_optimizer_given_positionally_and_inline():
 
 
 def test_model_compiled_twice_is_not_followed():
-    _stays_on_shim(_COMPILED + 'model.compile(optimizer="sgd", loss="mse")\n')
+    _stays_on_shim(COMPILED + 'model.compile(optimizer="sgd", loss="mse")\n')
 
 
 def test_model_passed_on_is_not_followed():
     # What a callee does with the model (compile it again, set its optimizer) is out of sight.
-    _stays_on_shim(_COMPILED + "fit_more(model)\n")
+    _stays_on_shim(COMPILED + "fit_more(model)\n")
 
 
 def test_models_optimizer_bound_is_not_followed():
-    _stays_on_shim(_COMPILED + "model.optimizer = tf.keras.optimizers.SGD(0.1)\n")
+    _stays_on_shim(COMPILED + "model.optimizer = tf.keras.optimizers.SGD(0.1)\n")
 
-
-# Modelled on TF 2.x training scripts that build their optimizer in a factory of the same module (`get_optimizer`,
-# `configure_optimizer`) and run a custom loop on what it returns; our own code.
-_FACTORY = """\
-import tensorflow as tf
-from tensorflow.keras.mixed_precision import experimental as mixed_precision
-
-
-def get_optimizer(learning_rate):
-    optimizer = tf.keras.optimizers.Adam(learning_rate)
-    optimizer = mixed_precision.LossScaleOptimizer(optimizer, loss_scale="dynamic")
-    return optimizer
-
-
-def train(model, dataset):
-    optimizer = get_optimizer(1e-3)
-
-    @tf.function
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(model(x) - y))
-            scaled_loss = optimizer.get_scaled_loss(loss)
-        scaled_gradients = tape.gradient(scaled_loss, model.trainable_variables)
-        gradients = optimizer.get_unscaled_gradients(scaled_gradients)
-        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-        return loss
-
-    for x, y in dataset:
-        train_step(x, y)
-"""
 
 # The loop's Keras 3 form: `scale_loss`, and `apply_gradients` given the scaled gradients (it unscales them).
 _FACTORY_KERAS3 = (
-    _FACTORY.replace("from tensorflow.keras.mixed_precision import experimental as mixed_precision\n", "")
+    FACTORY.replace("from tensorflow.keras.mixed_precision import experimental as mixed_precision\n", "")
     .replace(
         'mixed_precision.LossScaleOptimizer(optimizer, loss_scale="dynamic")',
         "tf.keras.mixed_precision.LossScaleOptimizer(optimizer)",
@@ -240,14 +165,14 @@ _FACTORY_KERAS3 = (
 
 
 def test_optimizer_returned_by_a_function_of_the_module_keras3():
-    check(_FACTORY, _FACTORY_KERAS3)
+    check(FACTORY, _FACTORY_KERAS3)
 
 
 def test_factory_with_two_returns_is_not_followed():
     _stays_on_shim(
-        _FACTORY.replace(
-            "    optimizer = tf.keras.optimizers.Adam(learning_rate)\n",
-            "    optimizer = tf.keras.optimizers.Adam(learning_rate)\n"
+        FACTORY.replace(
+            "    optimizer = tf.keras.optimizers.SGD(learning_rate)\n",
+            "    optimizer = tf.keras.optimizers.SGD(learning_rate)\n"
             "    if not learning_rate:\n"
             "        return optimizer\n",
         )
@@ -255,4 +180,4 @@ def test_factory_with_two_returns_is_not_followed():
 
 
 def test_factory_rebound_is_not_followed():
-    _stays_on_shim(_FACTORY + "\n\nget_optimizer = tf.keras.optimizers.get\n")
+    _stays_on_shim(FACTORY + "\n\nget_optimizer = tf.keras.optimizers.get\n")
