@@ -2,8 +2,9 @@
 
 By default a 2x512 MLP (256 inputs, batch 256) in float32 (CPU float16 kernels are slow enough to hide any cost),
 trained with the stack's own LossScaleOptimizer in its own idiom, eagerly and in tf.function; recorded into a trace
-file (sum and L2 norm of the 6 variables before and after each step; eagerly one traced function call before and
-one after, in tf.function ops of the step and one numpy_function call) or not. `--width` and `--batch` change the
+file (the loss scale before each step; after it the scale, iterations, and the sum and sum of squares of the 6
+variables; eagerly one traced function call after the step, in tf.function ops of the step and one numpy_function
+call) or not. `--width` and `--batch` change the
 model (the digest's cost grows with the weights, the step's with weights times batch); `--every K` records every
 K-th step, as `record --every K` does. Blocks of steps of each alternate in one process; the figures are the ratio
 of the fastest blocks (contention from other jobs only ever slows a block) and of the medians, of wall time and
