@@ -89,7 +89,11 @@ CORE_TESTS = (
     "tests/monitor",
     "tests/test_runtime_fallbacks.py",
     "tests/test_stacks.py",
-    "tests/trace",
+    # tests/trace but test_skips.py (the whole-suite stacks and record-tf24 run it: `skipped` reads no Keras difference)
+    "tests/trace/test_compare.py",
+    "tests/trace/test_project_proof.py",
+    "tests/trace/test_record.py",
+    "tests/trace/test_testing_api.py",
 )
 
 

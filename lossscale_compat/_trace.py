@@ -108,16 +108,17 @@ class Trace:
         scale_after: float,
         iterations: int,
         loss: float | None,
-        before: Any,
-        after: Any,
+        skipped: bool,
+        digest: Any,
         values: Sequence[Any] = (),
     ) -> None:
-        """Writes step `n` of optimizer `index` (a number `reserve` gave)."""
+        """Writes step `n` of optimizer `index` (a number `reserve` gave); `digest` is each variable's sum and half
+        its sum of squares after the step."""
         import numpy as np
 
         with self._lock:
             self.recorded += 1
-            digest = np.asarray(after, dtype=np.float64).reshape(-1, 2)
+            sums = np.asarray(digest, dtype=np.float64).reshape(-1, 2)
             record = {
                 "step": self.recorded - 1,
                 "optimizer": index,
@@ -125,10 +126,10 @@ class Trace:
                 "scale_before": float(scale_before),
                 "scale_after": float(scale_after),
                 "iterations": int(iterations),
-                "skipped": bool(np.array_equal(np.asarray(before), np.asarray(after), equal_nan=True)),
+                "skipped": bool(skipped),
                 "loss": None if loss is None else float(loss),
-                "sum": [float(s) for s in digest[:, 0]],
-                "norm": [float(s) for s in digest[:, 1]],
+                "sum": [float(s) for s in sums[:, 0]],
+                "norm": [float(s) for s in np.sqrt(2 * sums[:, 1])],
             }
             if self.full:
                 record["values"] = [np.asarray(v, dtype=np.float64).tolist() for v in values]

@@ -100,14 +100,14 @@ class _Hooks:
     def _recorded_step(
         self, original: Callable[..., Any], optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        args, variables = _step_variables(original.__name__, optimizer, args, kwargs)
+        args, grads, variables = _step_variables(original.__name__, optimizer, args, kwargs)
         index = self.trace.optimizer_index(optimizer, variables)
         loss = self.losses.pop(id(optimizer), None)
-        step = _Step(original, optimizer, args, kwargs, index, variables, loss)
+        step = _Step(original, optimizer, args, kwargs, index, grads, variables, loss)
         return self._eager_step(step) if self.tf.executing_eagerly() else self._graph_step(step)
 
     def _eager_step(self, step: _Step) -> Any:
-        """An eager step: the state before and after, read by one traced function each and fetched at once."""
+        """An eager step: the scale read before it; after it, the state by one traced function, fetched at once."""
         trace = self.trace
         n = trace.reserve(step.position)
         try:
@@ -118,44 +118,33 @@ class _Hooks:
 
     def _eager_kept_step(self, step: _Step, n: int | None) -> Any:
         tf, trace = self.tf, self.trace
-        original, optimizer, args, kwargs, index, variables, loss = step
+        original, optimizer, args, kwargs, index, grads, variables, loss = step
         if n is None:  # a step the trace does not keep: no digest
             return original(optimizer, *args, **kwargs)
-        key = (id(optimizer), tuple(id(v) for v in variables))
-        probe = None if trace.full else self.probes.get(key)
-        if probe is None:  # the optimizer's first step (Keras 3 builds its scale there), or --full: op by op
-            scale_before, before = _scale(tf, optimizer), _digest(tf, variables)
-            result = original(optimizer, *args, **kwargs)
-            values = [_value(tf, v) for v in variables] if trace.full else []
-            trace.step(
-                index,
-                n,
-                scale_before.numpy(),
-                _scale(tf, optimizer).numpy(),
-                optimizer.iterations.numpy(),
-                _eager_loss(tf, loss),
-                before.numpy(),
-                _digest(tf, variables).numpy(),
-                [v.numpy() for v in values],
-            )
-            if not trace.full:
-                self.probes[key] = _probe(tf, optimizer, variables)
-            return result
-        before = probe()
+        scale_before = _scale(tf, optimizer)
         result = original(optimizer, *args, **kwargs)
+        key = (id(optimizer), tuple(id(v) for v in variables))
+        probe = self.probes.get(key)
+        if probe is None:  # made after the optimizer's first step (Keras 3 builds its scale there)
+            probe = self.probes[key] = _probe(tf, optimizer, variables)
         after = probe().numpy()  # the step's one wait for the device
-        before = before.numpy()
-        trace.step(index, n, before[0], after[0], after[1], _eager_loss(tf, loss), before[2:], after[2:])
+        before = float(scale_before.numpy())
+        # A skip lowers a dynamic scale, except at TF 2.4's and Keras 2's floor of 1: there the gradients tell.
+        at_floor = before <= 1.0 and after[0] >= before and _dynamic(optimizer)
+        skipped = after[0] < before or (at_floor and not bool(_all_finite(tf, grads).numpy()))
+        values = [_value(tf, v).numpy() for v in variables] if trace.full else []
+        trace.step(index, n, before, after[0], after[1], _eager_loss(tf, loss), skipped, after[2:], values)
         return result
 
     def _graph_step(self, step: _Step) -> Any:
-        """A traced step: its digests are ops of the step's graph, written by one `numpy_function` after the update.
+        """A traced step: its scale before, and after the update its state, as ops of the step's graph, written by
+        one `numpy_function` call.
 
-        With `--every` or `--steps`, a host call first asks the trace whether it keeps the step, and the digests
+        With `--every` or `--steps`, a host call first asks the trace whether it keeps the step, and the digest
         and the write run only if it does.
         """
         tf, trace = self.tf, self.trace
-        original, optimizer, args, kwargs, index, variables, loss = step
+        original, optimizer, args, kwargs, index, grads, variables, loss = step
         if _in_xla(tf):
             raise ValueError(XLA_REFUSAL)
         thinned = trace.every > 1 or trace.max_steps is not None
@@ -163,47 +152,41 @@ class _Hooks:
             n = tf.numpy_function(lambda: _numpy_int64(trace.reserve(index)), [], tf.int64)
             n.set_shape([])
             keep = n >= 0
-            before = tf.cond(
-                keep,
-                lambda: _scale_and_digest(tf, optimizer, variables),
-                lambda: tf.zeros([1 + 2 * len(variables)], tf.float64),
-            )
-        else:
-            before = _scale_and_digest(tf, optimizer, variables)
+        before = tf.reshape(_scale(tf, optimizer), [1])  # read before the update (ordered by the variable)
         result = original(optimizer, *args, **kwargs)
         dependencies = [t for t in tf.nest.flatten(result) if isinstance(t, (tf.Tensor, tf.Operation))]
         loss = _graph_loss(tf, loss)
         known = loss is not None  # whether this graph's step has a loss, decided once, when it is traced
 
-        width = 2 * len(variables)
-
         def write_step(n: Any, state: Any, *values: Any) -> Any:
-            # state: scale before, digest before, scale after, iterations, loss, digest after
+            # state: scale before, scale after, iterations, loss, gradients not finite at the floor, digest
             kept = trace.reserve(index) if n is None else int(n)
             if kept is not None:
-                scale_after, iterations, loss_value = state[1 + width : 4 + width]
-                trace.step(
-                    index,
-                    kept,
-                    state[0],
-                    scale_after,
-                    iterations,
-                    loss_value if known else None,
-                    state[1 : 1 + width],
-                    state[4 + width :],
-                    values,
-                )
+                scale_before, scale_after, iterations, loss_value, not_finite = state[:5]
+                skipped = scale_after < scale_before or bool(not_finite)
+                loss_value = loss_value if known else None
+                trace.step(index, kept, scale_before, scale_after, iterations, loss_value, skipped, state[5:], values)
             return True
 
         def write() -> Any:
+            if _dynamic(optimizer):  # the gradients' finiteness is read only where the scale cannot drop
+                not_finite = tf.cond(
+                    before[0] <= 1.0,
+                    lambda: tf.reshape(tf.cast(tf.logical_not(_all_finite(tf, grads)), tf.float64), [1]),
+                    lambda: tf.zeros([1], tf.float64),
+                )
+            else:
+                not_finite = tf.zeros([1], tf.float64)
             after = [
+                before,
                 tf.reshape(_scale(tf, optimizer), [1]),
                 tf.reshape(tf.cast(_tensor(optimizer.iterations), tf.float64), [1]),
                 tf.reshape(loss if known else tf.zeros([], tf.float64), [1]),
+                not_finite,
                 _digest(tf, variables),
             ]
             values = [tf.cast(_value(tf, v), tf.float64) for v in variables] if trace.full else []
-            state = tf.concat([before, *after], 0)
+            state = tf.concat(after, 0)
             if thinned:
                 return tf.numpy_function(write_step, [n, state, *values], tf.bool)
             return tf.numpy_function(lambda *inputs: write_step(None, *inputs), [state, *values], tf.bool)
@@ -214,6 +197,17 @@ class _Hooks:
             else:
                 write()
         return result
+
+
+def _dynamic(optimizer: Any) -> bool:
+    """Whether the optimizer's scale is dynamic (Keras 3's class has only a dynamic one): a fixed one never skips."""
+    return getattr(optimizer, "dynamic", True) is not False
+
+
+def _all_finite(tf: Any, grads: Sequence[Any]) -> Any:
+    """Whether every gradient of the step is finite, as the loss-scale optimizer checks before applying them."""
+    checks = [tf.reduce_all(tf.math.is_finite(getattr(g, "values", g))) for g in grads if g is not None]
+    return tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
 
 
 def _in_xla(tf: Any) -> bool:
@@ -240,10 +234,6 @@ def _probe(tf: Any, optimizer: Any, variables: Sequence[Any]) -> Any:
     return tf.function(state, autograph=False)
 
 
-def _scale_and_digest(tf: Any, optimizer: Any, variables: Sequence[Any]) -> Any:
-    return tf.concat([tf.reshape(_scale(tf, optimizer), [1]), _digest(tf, variables)], 0)
-
-
 class _Step(NamedTuple):
     """One hooked step call: the original method, its optimizer and arguments, and what the trace knows of it."""
 
@@ -252,6 +242,7 @@ class _Step(NamedTuple):
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     position: int  # the optimizer's index in the trace
+    grads: list[Any]
     variables: list[Any]
     loss: Any  # the loss passed to get_scaled_loss / scale_loss before the step, or None
 
@@ -267,16 +258,16 @@ def _import_if_present(name: str) -> Any:
 
 def _step_variables(
     method: str, optimizer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[tuple[Any, ...], list[Any]]:
-    """The variables a step trains, and its arguments with a one-pass iterable (`zip`) made a list."""
+) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
+    """A step's arguments with a one-pass iterable (`zip`) made a list, its gradients, and the variables it trains."""
     if method == "apply_gradients":
         pairs = list(args[0] if args else kwargs.pop("grads_and_vars"))
-        return (pairs, *args[1:]), [v for _, v in pairs]
+        return (pairs, *args[1:]), [g for g, _ in pairs], [v for _, v in pairs]
     grads = list(args[0] if args else kwargs.pop("grads"))
     variables = args[1] if len(args) > 1 else kwargs.get("trainable_variables")
     if variables is None:  # Keras 3's apply(grads) trains the variables it was built with
         variables = getattr(getattr(optimizer, "inner_optimizer", optimizer), "_trainable_variables", [])
-    return (grads, *args[1:]), list(variables)
+    return (grads, *args[1:]), grads, list(variables)
 
 
 def _tensor(value: Any) -> Any:
@@ -305,40 +296,23 @@ def _scale(tf: Any, optimizer: Any) -> Any:
 
 
 def _digest(tf: Any, variables: Sequence[Any]) -> Any:
-    """Each variable's sum and L2 norm as one flat float64 tensor [sum0, norm0, sum1, norm1, ...].
+    """Each variable's sum and half its sum of squares as one flat float64 tensor [sum0, half0, sum1, half1, ...].
 
-    Reduced in the variable's own dtype (float32: a pass over each variable, no float64 copy of it), so that the
-    cost stays small beside the step; float32 rounding is far below the tolerances `compare` applies. Eagerly the
-    reductions run as one traced function rather than op by op.
+    Two reductions per variable, each one pass over it in its own dtype (float32: no float64 copy, no squared copy;
+    `tf.nn.l2_loss` is half the sum of squares), so that the cost stays small beside the step; float32 rounding is
+    far below the tolerances `compare` applies. `Trace.step` takes the L2 norms from them, in float64 on the host.
+    Traced: eagerly it runs inside `_probe`'s function.
     """
     if not variables:
         return tf.zeros([0], tf.float64)
-    if tf.executing_eagerly():
-        return _eager_digest(tf)([_tensor(v) for v in variables])
     return _digest_ops(tf, [_value(tf, v) for v in variables])
 
 
 def _digest_ops(tf: Any, values: Sequence[Any]) -> Any:
-    """Each value's sum and L2 norm, interleaved, as float64: the ops of `tf.norm`, without its reshapes.
-
-    The square root is taken of each scalar (TF 2.4's vectorised float32 square root rounds differently).
-    """
     if len({value.dtype for value in values}) > 1:  # one float64 cast per value
         return tf.concat([_digest_ops(tf, [value]) for value in values], 0)
-    sums = tf.stack([tf.reduce_sum(value) for value in values])
-    norms = tf.stack([tf.sqrt(tf.reduce_sum(value * value)) for value in values])
-    return tf.cast(tf.reshape(tf.stack([sums, norms], 1), [-1]), tf.float64)
-
-
-_EAGER_DIGEST: list[Any] = []
-
-
-def _eager_digest(tf: Any) -> Any:
-    """`_digest_ops` as a tf.function, made once (it traces once per list of variables)."""
-    if not _EAGER_DIGEST:
-        digest = tf.function(lambda values: _digest_ops(tf, [tf.convert_to_tensor(v) for v in values]), autograph=False)
-        _EAGER_DIGEST.append(digest)
-    return _EAGER_DIGEST[0]
+    reductions = [r for value in values for r in (tf.reduce_sum(value), tf.nn.l2_loss(value))]
+    return tf.cast(tf.stack(reductions), tf.float64)
 
 
 def _graph_loss(tf: Any, loss: Any) -> Any:

@@ -44,6 +44,7 @@ REASONS = {
         "this stack's inner optimizer has no gradient_aggregator: {}",
         "Keras 2's LossScaleOptimizer is TF 2.4's",
         "Keras 2's LossScaleOptimizer has TF 2.4's floor of 1",
+        "this stack's LossScaleOptimizer has a dynamic scale only",
         "Keras 2's LossScaleOptimizer grows the scale only if the result is finite",
         "Keras 2's own class, which ours is there, does not warn about a NaN scale",
         "Keras 2's optimizers have no `scale_loss`",

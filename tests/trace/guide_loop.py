@@ -3,7 +3,11 @@
 It trains with the stack's own `LossScaleOptimizer` in that stack's idiom (TF 2.4 / Keras 2: get_scaled_loss and
 get_unscaled_gradients; Keras 3: scale_loss), overflows at one step, and prints each step's loss as JSON.
 Options: --eager (no tf.function), --xla (a tf.function compiled with XLA), --fit (model.fit instead of the loop),
---crash-at N, --steps N, --overflow-at N.
+--crash-at N, --steps N, --overflow-at N, --overflow-target V (the target that overflows there, default 3e38;
+`inf` makes the gradients not finite at any scale); --initial-scale S (a dynamic scale starting at S), --fixed-scale S (a fixed
+scale, where the stack has one; exit 3 where it has not), --restore-each-step (before each step the weights are set
+back to their first values and every step but the overflowing one trains on the first batch, as a loop that
+restores a checkpoint before each trial would).
 Keep it Python 3.8 compatible: it runs on TF 2.4.0 too.
 """
 
@@ -15,15 +19,17 @@ import numpy as np
 import tensorflow as tf
 
 
-def train(eager=False, fit=False, steps=6, overflow_at=2, crash_at=None, learning_rate=0.1, xla=False):
-    """Trains the model; returns each step's loss (None under fit)."""
+def train(eager=False, fit=False, steps=6, overflow_at=2, crash_at=None, learning_rate=0.1, xla=False,
+          scale=None, restore_each_step=False, overflow_target=3e38):
+    """Trains the model; returns each step's loss (None under fit). `scale`: {"initial_scale": S} or
+    {"dynamic": False, "initial_scale": S}."""
     rng = np.random.RandomState(0)
     x = rng.uniform(-1, 1, size=(steps * 8, 4)).astype("float32")
     y = (x @ rng.uniform(-1, 1, size=(4, 2)).astype("float32")).astype("float32")
-    y[overflow_at * 8] = 3e38  # its squared error overflows: that step's gradients are not finite
+    y[overflow_at * 8] = overflow_target  # its squared error overflows: that step's gradients are not finite
     model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(
         2, kernel_initializer=tf.keras.initializers.GlorotUniform(seed=1))])
-    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(learning_rate))
+    optimizer = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(learning_rate), **(scale or {}))
     if fit:
         model.compile(optimizer=optimizer, loss="mse")
         model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
@@ -48,10 +54,15 @@ def train(eager=False, fit=False, steps=6, overflow_at=2, crash_at=None, learnin
     elif not eager:
         train_step = tf.function(train_step)
     losses = []
+    first_weights = model.get_weights()
     for step in range(steps):
         if step == crash_at:
             raise RuntimeError("the data loader failed at step %d" % step)
-        losses.append(float(train_step(x[step * 8:(step + 1) * 8], y[step * 8:(step + 1) * 8])))
+        batch = step
+        if restore_each_step:
+            model.set_weights(first_weights)
+            batch = step if step == overflow_at else 0
+        losses.append(float(train_step(x[batch * 8:(batch + 1) * 8], y[batch * 8:(batch + 1) * 8])))
     return losses
 
 
@@ -63,8 +74,22 @@ def main():
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--overflow-at", type=int, default=2)
     parser.add_argument("--crash-at", type=int)
+    parser.add_argument("--overflow-target", type=float, default=3e38)
+    parser.add_argument("--initial-scale", type=float)
+    parser.add_argument("--fixed-scale", type=float)
+    parser.add_argument("--restore-each-step", action="store_true")
     args = parser.parse_args()
-    losses = train(args.eager, args.fit, args.steps, args.overflow_at, args.crash_at, xla=args.xla)
+    scale = None
+    if args.initial_scale is not None:
+        scale = {"initial_scale": args.initial_scale}
+    if args.fixed_scale is not None:
+        try:
+            tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(), dynamic=False, initial_scale=1.0)
+        except (TypeError, ValueError):  # Keras 3's class has a dynamic scale only
+            raise SystemExit(3)
+        scale = {"dynamic": False, "initial_scale": args.fixed_scale}
+    losses = train(args.eager, args.fit, args.steps, args.overflow_at, args.crash_at, xla=args.xla, scale=scale,
+                   restore_each_step=args.restore_each_step, overflow_target=args.overflow_target)
     if losses is not None:
         print(json.dumps(losses))
 
