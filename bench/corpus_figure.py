@@ -218,9 +218,11 @@ def render() -> str:
     lines = [
         BEGIN,
         "",
-        f"Over the {len(files())} files of {' and '.join(f'`{folder}/`' for folder in FOLDERS)} (all files), and "
-        f"over the {sum(map(is_public, files()))} of them modelled on public code (`real_*.py` and "
-        "`tests/migrate/corpus_public/`; the rest are ours, written to use every spelling or to show one case):",
+        (
+            f"Over the {len(files())} files of {' and '.join(f'`{folder}/`' for folder in FOLDERS)} (all files), and "
+            f"over the {sum(map(is_public, files()))} of them modelled on public code (`real_*.py` and "
+            "`tests/migrate/corpus_public/`; the rest are ours, written to use every spelling or to show one case):"
+        ),
         "",
         "| target | over | files with a site | sites | " + " | ".join(PLACES) + " | tracing |",
         "|---|---|---|---|" + "---|" * (len(PLACES) + 1),

@@ -413,8 +413,8 @@ MESSAGES = {
         "the generated names, or test `lossscale_compat.config_differences(a, b)`."
     ),
     SCALE_CALLED: (
-        "This calls `loss_scale()`, TF 2.3's form, where `loss_scale` was a loss-scale object. TF 2.4's `loss_scale` is "
-        "the current scale as a tensor, so TF 2.4.0 raised TypeError here (the tensor is not callable), and no "
+        "This calls `loss_scale()`, TF 2.3's form, where `loss_scale` was a loss-scale object. TF 2.4's `loss_scale` "
+        "is the current scale as a tensor, so TF 2.4.0 raised TypeError here (the tensor is not callable), and no "
         "rewrite keeps that; it was left alone. Instead, drop the parentheses, TF 2.4's read of the current scale, and "
         "run the codemod again: on Keras 3 the read becomes `scale_loss(1.0)`."
     ),
