@@ -21,9 +21,10 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import functools
+import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -71,6 +72,12 @@ def files() -> list[Path]:
     return sorted(path for folder in FOLDERS for path in (REPO / folder).glob("*.py"))
 
 
+def is_public(path: Path) -> bool:
+    """Whether `path` is modelled on one public file (`real_*.py`, or in the public corpus), not written by us to use
+    every spelling (`legacy_names.py`, `spellings.py`) or to show one case (`fit.py`, `module_aliases.py`)."""
+    return path.name.startswith("real_") or path.parent.name == "corpus_public"
+
+
 def _shim_names(code: str) -> set[str]:
     """`lossscale_compat` and every local name the module imports from it."""
     names = {"lossscale_compat"}
@@ -81,28 +88,36 @@ def _shim_names(code: str) -> set[str]:
 
 
 def _names_in(lines: list[str]) -> set[str]:
-    """The identifiers the lines use (best effort: a line that does not parse alone is split on non-word text)."""
-    found: set[str] = set()
-    for line in lines:
-        word = ""
-        for char in line + " ":
-            if char.isalnum() or char == "_":
-                word += char
-            elif word:
-                found.add(word)
-                word = ""
-    return found
+    """The names the lines read, not attributes: `x.LossScaleOptimizer` reads `x` only (best effort, by text)."""
+    return {word for line in lines for word in re.findall(r"(?<![.\w])[A-Za-z_]\w*", line)}
 
 
 def _is_import(line: str) -> bool:
     return line.lstrip().startswith(("import ", "from ")) and " import" in f" {line.strip()}"
 
 
-def _became(line: str, block: list[str]) -> list[str]:
-    """The line of `block` that `line` most resembles (a third of its characters in common or more); none: removed."""
-    scored = [(difflib.SequenceMatcher(None, line, candidate).ratio(), candidate) for candidate in block]
-    best = max(scored, default=(0.0, ""))
-    return [best[1]] if best[0] >= 1 / 3 else []
+def _aligned(old: list[str], new: list[str]) -> list[list[str]]:
+    """Per line of `old`, the line of `new` it became (none: removed), in order: the pairing of most total likeness,
+    each pair with a third of its characters in common or more. A changed block's lines keep their order, so one new
+    line stands for at most one old line, and a removed line is not matched to a neighbour's successor."""
+    ratio = [[difflib.SequenceMatcher(None, a, b).ratio() for b in new] for a in old]
+    best = [[0.0] * (len(new) + 1) for _ in range(len(old) + 1)]  # best[i][j]: of old[i:] and new[j:]
+    for i in range(len(old) - 1, -1, -1):
+        for j in range(len(new) - 1, -1, -1):
+            paired = best[i + 1][j + 1] + ratio[i][j] if ratio[i][j] >= 1 / 3 else -1.0
+            best[i][j] = max(paired, best[i + 1][j], best[i][j + 1])
+    became: list[list[str]] = []
+    i = j = 0
+    while i < len(old):
+        if j < len(new) and ratio[i][j] >= 1 / 3 and best[i][j] == best[i + 1][j + 1] + ratio[i][j]:
+            became.append([new[j]])
+            i, j = i + 1, j + 1
+        elif j < len(new) and best[i][j] == best[i][j + 1]:
+            j += 1
+        else:
+            became.append([])
+            i += 1
+    return became
 
 
 def classify(old: bytes, new: bytes, findings: list[w.Finding]) -> list[str]:
@@ -118,8 +133,8 @@ def sites(old: bytes, new: bytes, findings: list[w.Finding]) -> list[tuple[int, 
     replaced: dict[int, list[str]] = {}  # 1-based old line -> the new lines its block became
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
         if tag in ("replace", "delete"):
-            for line in range(i1 + 1, i2 + 1):
-                replaced[line] = _became(old_lines[line - 1], new_lines[j1:j2])
+            for line, became in zip(range(i1 + 1, i2 + 1), _aligned(old_lines[i1:i2], new_lines[j1:j2])):
+                replaced[line] = became
     places = []
     by_line: dict[int, list[w.Finding]] = {}
     for finding in findings:
@@ -150,23 +165,28 @@ class Figure(NamedTuple):
     off_modern: Counter[tuple[str, str]]
 
 
-def _migrated(target: str) -> Iterator[tuple[Path, list[tuple[int, str, str]], int]]:
+@functools.cache
+def _migrated(target: str) -> tuple[tuple[Path, list[tuple[int, str, str]], int], ...]:
     """Per file: its path, its sites and its count of tracing findings, for `target`."""
+    out = []
     for path in files():
         data = path.read_bytes()
         result = migrate_source(data, target, str(path))
         tracing = sum(finding.code in TRACING_CODES for finding in result.findings)
-        yield path, sites(data, result.new, result.findings), tracing
+        out.append((path, sites(data, result.new, result.findings), tracing))
+    return tuple(out)
 
 
-def counts() -> dict[str, Figure]:
-    """The figure per target."""
+def counts(public_only: bool = False) -> dict[str, Figure]:
+    """The figure per target, over every file or over those modelled on public code (`is_public`)."""
     out = {}
     for target in _mapping.TARGETS:
         per_place = dict.fromkeys(PLACES, 0)
         off_modern: Counter[tuple[str, str]] = Counter()
         touched = tracing = 0
-        for _, found, traced in _migrated(target):
+        for path, found, traced in _migrated(target):
+            if public_only and not is_public(path):
+                continue
             touched += bool(found)
             tracing += traced
             for _, code, place in found:
@@ -194,18 +214,26 @@ def _why(code: str) -> str:
 def render() -> str:
     """The figure, as Markdown between its markers: the places per target, then the sites off the modern API by code."""
     figures = counts()
+    public = counts(public_only=True)
     lines = [
         BEGIN,
         "",
-        f"Over the {len(files())} files of {' and '.join(f'`{folder}/`' for folder in FOLDERS)}:",
+        (
+            f"Over the {len(files())} files of {' and '.join(f'`{folder}/`' for folder in FOLDERS)} (all files), and "
+            f"over the {sum(map(is_public, files()))} of them modelled on public code (`real_*.py` and "
+            "`tests/migrate/corpus_public/`; the rest are ours, written to use every spelling or to show one case):"
+        ),
         "",
-        "| target | files with a site | sites | " + " | ".join(PLACES) + " | tracing |",
-        "|---|---|---|" + "---|" * (len(PLACES) + 1),
+        "| target | over | files with a site | sites | " + " | ".join(PLACES) + " | tracing |",
+        "|---|---|---|---|" + "---|" * (len(PLACES) + 1),
     ]
-    for target, figure in figures.items():
-        total = sum(figure.per_place.values())
-        cells = [f"{n} ({100 * n / total:.0f}%)" if total else "0" for n in figure.per_place.values()]
-        lines.append(f"| `{target}` | {figure.touched} | {total} | " + " | ".join(cells) + f" | {figure.tracing} |")
+    for label, table in (("all files", figures), ("public code", public)):
+        for target, figure in table.items():
+            total = sum(figure.per_place.values())
+            cells = [f"{n} ({100 * n / total:.0f}%)" if total else "0" for n in figure.per_place.values()]
+            lines.append(
+                f"| `{target}` | {label} | {figure.touched} | {total} | " + " | ".join(cells) + f" | {figure.tracing} |"
+            )
     keys = sorted(
         {key for figure in figures.values() for key in figure.off_modern},
         key=lambda key: (-sum(figure.off_modern[key] for figure in figures.values()), key),

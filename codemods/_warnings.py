@@ -48,7 +48,7 @@ UNTRACED_LOOP_NOTE = "LSC133"
 # Sites no modern rewrite can be proven for, moved to a lossscale_compat run-time fallback (issue 25).
 GRAPH_REWRITE_FALLBACK_NOTE = "LSC134"
 POLICY_FALLBACK_NOTE = "LSC135"
-CLASS_CHECK_FALLBACK_NOTE = "LSC136"
+CLASS_CHECK_NOTE = "LSC136"  # (issue 42: now the target's class, no longer a fallback)
 MODULE_FALLBACK_NOTE = "LSC137"
 CONFIG_EQUIVALENCE_NOTE = "LSC138"
 CONFIG_COMPARED = "LSC139"
@@ -72,6 +72,8 @@ LEGACY_OPTIMIZER_NOTE = "LSC153"
 LEGACY_OPTIMIZER_NOT_WRITTEN = "LSC154"
 # A TF 2.4 name assigned to or deleted (`mp.LossScaleOptimizer = None`): left alone.
 NAME_ASSIGNED = "LSC155"
+# TF 2.3's `opt.loss_scale()`, which TF 2.4.0 refused (TypeError: its `loss_scale` is a tensor): left alone.
+SCALE_CALLED = "LSC165"
 # A notebook's IPython line (help `?`, shell `!`, a line magic) that names a loss-scaling API: left as it is.
 IPYTHON_LINE_LEFT = "LSC170"
 # File-level outcomes.
@@ -100,14 +102,15 @@ MESSAGES = {
         "global policy is not provably a `lossscale_compat.Policy` here (a policy is set by name, or this module "
         "builds none), so the read was left alone. Instead, build the policy with "
         "`lossscale_compat.Policy(name, loss_scale=...)` and set that, or read the scale from the optimizer "
-        "(`.dynamic_scale` of a Keras 3 `LossScaleOptimizer`)."
+        "(`optimizer.scale_loss(1.0)` of a Keras 3 `LossScaleOptimizer`: the current scale, before its first step too, "
+        "where `.dynamic_scale` does not exist yet)."
     ),
     UNSCALED_GRADIENTS_USED: (
         "These unscaled gradients are used other than by `apply_gradients` of the same optimizer, "
         "where Keras 3's class would see different values, so the file keeps TF 2.4's contract "
         "(LSC120, LSC129, or an optimizer built in another module) and this call stays. To move to Keras 3 "
         "by hand: pass `apply_gradients` the scaled gradients (it unscales them itself) and divide any other "
-        "use by `optimizer.dynamic_scale`."
+        "use by `optimizer.scale_loss(1.0)`, the current scale (`.dynamic_scale` exists only after the first step)."
     ),
     UNSUPPORTED_USE: (
         "The codemod has no rule for this use of a TF 2.4 mixed-precision name, so it was left "
@@ -235,7 +238,7 @@ MESSAGES = {
         "`apply_gradients` wants, it would be `dynamic_scale` times TF 2.4's (inf on a skipped step), so the "
         "file keeps TF 2.4's contract (LSC120, LSC129, or an optimizer built in another module) and this "
         "call stays. To move to Keras 3 by hand: take the norm "
-        "of `g / optimizer.dynamic_scale`."
+        "of `g / optimizer.scale_loss(1.0)`."
     ),
     GRADIENTS_ACCUMULATED: (
         "These unscaled gradients are accumulated across steps. Scaled gradients, as Keras 3's "
@@ -243,13 +246,13 @@ MESSAGES = {
         "checks each call for inf/NaN rather than the sum; the file keeps TF 2.4's contract (LSC120, "
         "LSC129, or an optimizer built in another module) and "
         "this call stays. To move to Keras 3 by hand: use the inner optimizer's "
-        "`gradient_accumulation_steps=`, or accumulate `g / optimizer.dynamic_scale` and skip non-finite sums."
+        "`gradient_accumulation_steps=`, or accumulate `g / optimizer.scale_loss(1.0)` and skip non-finite sums."
     ),
     GRADIENTS_LOGGED: (
         "These unscaled gradients are logged or printed. The scaled gradients Keras 3's `apply_gradients` "
         "wants would log `dynamic_scale` times larger values, so the file keeps TF 2.4's contract (LSC120, "
         "LSC129, or an optimizer built in another module) "
-        "and this call stays. To move to Keras 3 by hand: log `g / optimizer.dynamic_scale`."
+        "and this call stays. To move to Keras 3 by hand: log `g / optimizer.scale_loss(1.0)`."
     ),
     TF1_KEPT_NOTE: (
         "This is TF1 code (a `tf.compat.v1.train.Optimizer`, or a LossScale object that only TF1 APIs "
@@ -267,7 +270,8 @@ MESSAGES = {
     SCALE_READ_NOT_PROVEN: (
         "Keras 3's `LossScaleOptimizer` has no `loss_scale` (it raises AttributeError), and this object "
         "is not provably lossscale_compat's class, so the read was left alone. Instead, read "
-        "`.dynamic_scale` if it is Keras 3's class, or keep `.loss_scale` if it is lossscale_compat's."
+        "`.scale_loss(1.0)` if it is Keras 3's class (its current scale, before the first step too, where "
+        "`.dynamic_scale` does not exist yet), or keep `.loss_scale` if it is lossscale_compat's."
     ),
     CLASS_SHIM_NOTE: (
         "The experimental `LossScaleOptimizer` class is kept as a value here (to be called, or checked with "
@@ -347,11 +351,12 @@ MESSAGES = {
         "`loss_scale`, and `compile` of a model under it wraps the optimizer with that loss scale as TF 2.4 did "
         "(lossscale_compat's class, whose `iterations` counts skipped steps). Other models keep the target's rule."
     ),
-    CLASS_CHECK_FALLBACK_NOTE: (
+    CLASS_CHECK_NOTE: (
         "This `isinstance`/`issubclass` checks TF 2.4's experimental `LossScaleOptimizer`, which is gone, so it now "
-        "checks `lossscale_compat.AnyLossScaleOptimizer`: true for the target's `LossScaleOptimizer` and "
-        "lossscale_compat's classes. Unlike TF 2.4's class, it is also true for a loss-scale optimizer not built by "
-        "the experimental API."
+        "checks the target's `LossScaleOptimizer`, of which every loss-scale optimizer of today's stack is an instance "
+        "(lossscale_compat's classes subclass it). Unlike TF 2.4's experimental class, it is also true for a "
+        "loss-scale optimizer TF 2.4 built as its non-experimental class: `tf.keras.mixed_precision."
+        "LossScaleOptimizer(opt)`, or `compile`'s wrap under a `'mixed_float16'` policy set by name."
     ),
     MODULE_FALLBACK_NOTE: (
         "This import names TF 2.4's `tf.keras.mixed_precision.experimental` module, which is gone, and some of its "
@@ -417,6 +422,12 @@ MESSAGES = {
         "`lossscale_compat.testing.assert_config_equivalent(a, b)`, which compares what TF 2.4 compared and ignores "
         "the generated names, or test `lossscale_compat.config_differences(a, b)`."
     ),
+    SCALE_CALLED: (
+        "This calls `loss_scale()`, TF 2.3's form, where `loss_scale` was a loss-scale object. TF 2.4's `loss_scale` "
+        "is the current scale as a tensor, so TF 2.4.0 raised TypeError here (the tensor is not callable), and no "
+        "rewrite keeps that; it was left alone. Instead, drop the parentheses, TF 2.4's read of the current scale, and "
+        "run the codemod again: on Keras 3 the read becomes `scale_loss(1.0)`."
+    ),
     NOT_BYTE_EXACT: (
         "libcst does not reproduce this file byte for byte and the changes could not be spliced "
         "in, so the file was skipped. Instead, migrate it by hand."
@@ -469,12 +480,12 @@ SHORT = {
     GRADIENTS_LOGGED: "unscaled gradients logged or printed",
     TF1_KEPT_NOTE: "TF1 code kept on tf.compat.v1.mixed_precision",
     ESCAPING_SHIM_NOTE: "optimizer leaves this module; KerasLossScaleOptimizer kept",
-    SCALE_READ_NOT_PROVEN: "loss_scale of an optimizer not proven ours; Keras 3 reads .dynamic_scale",
+    SCALE_READ_NOT_PROVEN: "loss_scale of an optimizer not proven ours; Keras 3: .scale_loss(1.0)",
     CLASS_SHIM_NOTE: "class kept as a value; now lossscale_compat's class",
     UNTRACED_LOOP_NOTE: "untraced optimizer's loop rewritten for Keras 3; check it",
     GRAPH_REWRITE_FALLBACK_NOTE: "graph rewrite now lossscale_compat's run-time fallback",
     POLICY_FALLBACK_NOTE: "Policy with a loss scale; now lossscale_compat.Policy",
-    CLASS_CHECK_FALLBACK_NOTE: "isinstance now checks AnyLossScaleOptimizer",
+    CLASS_CHECK_NOTE: "isinstance now checks the target's LossScaleOptimizer",
     MODULE_FALLBACK_NOTE: "experimental module; now lossscale_compat.keras_experimental",
     CONFIG_EQUIVALENCE_NOTE: "get_config() == now assert_config_equivalent",
     CONFIG_COMPARED: "get_config() ==: never equal on Keras 3; use assert_config_equivalent",
@@ -494,6 +505,7 @@ SHORT = {
     LEGACY_OPTIMIZER_NOTE: "TF 2.4 code needs OptimizerV2: now tf.keras.optimizers.legacy",
     LEGACY_OPTIMIZER_NOT_WRITTEN: "TF 2.4 code needs OptimizerV2; write tf.keras.optimizers.legacy here",
     NAME_ASSIGNED: "TF 2.4 name assigned to or deleted; left alone: remove it by hand",
+    SCALE_CALLED: "loss_scale() is TF 2.3's call; TF 2.4 raised TypeError: drop the ()",
     NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
     NOTEBOOK_LAYOUT: "layout not kept; notebook rewritten in Jupyter's layout: review the diff",
     NOTEBOOK_CELL: "a cell could not be parsed; fix the cell or migrate it by hand",
@@ -513,7 +525,6 @@ SHIM_CODES = frozenset(
         CLASS_SHIM_NOTE,
         GRAPH_REWRITE_FALLBACK_NOTE,
         POLICY_FALLBACK_NOTE,
-        CLASS_CHECK_FALLBACK_NOTE,
         MODULE_FALLBACK_NOTE,
         CONFIG_EQUIVALENCE_NOTE,
         PRIVATE_IMPORT_NOTE,
@@ -582,7 +593,7 @@ NOTE_CODES = frozenset(
         TF24_CALL_SHIM_NOTE,
         VALUE_FALLBACK_NOTE,
         POLICY_FALLBACK_NOTE,
-        CLASS_CHECK_FALLBACK_NOTE,
+        CLASS_CHECK_NOTE,
         MODULE_FALLBACK_NOTE,
         CONFIG_EQUIVALENCE_NOTE,
         PRIVATE_IMPORT_NOTE,

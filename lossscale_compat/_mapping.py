@@ -296,7 +296,6 @@ RENAMES: tuple[Rename, ...] = (
             shim="lossscale_compat.LossScaleOptimizer",
             note="The `loss_scale` argument is folded into the modern keyword arguments.",
             rule="loss_scale_optimizer",
-            fallback="lossscale_compat.AnyLossScaleOptimizer",
         )
         for namespace in _KERAS_EXPERIMENTAL
     ),

@@ -136,6 +136,38 @@ def test_any_loss_scale_optimizer_answers_isinstance_for_every_loss_scale_optimi
         lossscale_compat.AnyLossScaleOptimizer(sgd)
 
 
+def _every_loss_scale_optimizer():
+    """One of each loss-scale optimizer a migrated program can hold on this stack: the target's own and
+    lossscale_compat's, over a current optimizer and (Keras 2) a legacy one, and `compile`'s under our Policy."""
+    inner = [tf.keras.optimizers.SGD]
+    legacy = getattr(tf.keras.optimizers, "legacy", None)
+    if legacy is not None and not _flavour.has_keras3_loss_scaling():
+        inner.append(legacy.SGD)
+    for make in inner:
+        yield _flavour.keras_loss_scale_optimizer()(make(0.1))
+        yield lossscale_compat.KerasLossScaleOptimizer(make(0.1))
+        yield lossscale_compat.LossScaleOptimizer(make(0.1), "dynamic")
+        yield lossscale_compat.LossScaleOptimizer(make(0.1), 8)
+    with quiet():
+        tf.keras.mixed_precision.set_global_policy(lossscale_compat.Policy("mixed_float16", loss_scale=128))
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    yield model.optimizer
+
+
+def test_the_targets_class_answers_isinstance_as_any_loss_scale_optimizer(global_policy):
+    """Why the codemod checks the target's class where TF 2.4 checked the experimental one (LSC136): every loss-scale
+    optimizer of today's stack, lossscale_compat's included, is an instance of it, as of AnyLossScaleOptimizer."""
+    target = _flavour.keras_loss_scale_optimizer()
+    found = list(_every_loss_scale_optimizer())
+    assert any(type(optimizer).__module__.startswith("lossscale_compat") for optimizer in found)
+    for optimizer in found:
+        assert isinstance(optimizer, lossscale_compat.AnyLossScaleOptimizer), type(optimizer)
+        assert isinstance(optimizer, target), type(optimizer)
+        assert issubclass(type(optimizer), target), type(optimizer)
+    assert not isinstance(tf.keras.optimizers.SGD(0.1), target)
+
+
 def test_keras_experimental_module_resolves_tf24s_names(global_policy):
     """A leftover `mixed_precision.` alias resolves every name of TF 2.4's module, with TF 2.4's behaviour."""
     mixed_precision = lossscale_compat.keras_experimental

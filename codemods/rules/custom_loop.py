@@ -306,7 +306,9 @@ def plan_scale_read(facts: Facts, read: cst.Attribute) -> Plan:
     """`<model>.optimizer.loss_scale` -> `.scale_loss(1.0)`: Keras 3's current scale as a fresh tensor, as TF 2.4's
     property gave; `dynamic_scale` exists only once the first step has built the optimizer."""
     parent = facts.parent(read)
-    if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) or (isinstance(parent, cst.Call) and parent.func is read):
+    if isinstance(parent, cst.Call) and parent.func is read:
+        return Plan(warnings=((read, w.SCALE_CALLED),))  # TF 2.3's `loss_scale()`, a TypeError on TF 2.4
+    if isinstance(parent, (cst.AssignTarget, cst.AugAssign)):
         return Plan(warnings=((read, w.UNSUPPORTED_USE),))
     return Plan(replace={read: CurrentScale()}, warnings=((read, w.SCALE_READ_NOTE),))
 

@@ -250,7 +250,9 @@ def checkpointed_calls(facts: Facts, calls: set[cst.Call]) -> set[cst.Call]:
 
 def final_class_on_shim(facts: Facts, kept: Collection[cst.Call]) -> Edits:
     """Each use of TF 2.4's `tf.keras.mixed_precision.LossScaleOptimizer` as our class (LSC145), in a file whose loop
-    `kept` calls (TF 2.4's `get_scaled_loss`, `get_unscaled_gradients`, `get_gradients`) Keras 3's class would lack."""
+    `kept` calls (TF 2.4's `get_scaled_loss`, `get_unscaled_gradients`, `get_gradients`) Keras 3's class would lack.
+    An `isinstance`/`issubclass` of it stays: TF 2.4's final class answered for every loss-scale optimizer, as the
+    target's class does (ours subclass it), and so does the check the codemod writes for the experimental class."""
     if not kept:
         return {}
     edits: Edits = {}
@@ -259,6 +261,7 @@ def final_class_on_shim(facts: Facts, kept: Collection[cst.Call]) -> Edits:
             isinstance(node, (cst.Name, cst.Attribute))
             and not isinstance(facts.parent(node), (cst.Attribute, cst.ImportAlias))
             and facts.qualified_one(node) == _FINAL_CLASS
+            and not facts.class_checked(node)
             and not _built_out_of_loops_reach(facts, node)
         ):
             edits[node] = named_shim(w.FINAL_CLASS_SHIM_NOTE)

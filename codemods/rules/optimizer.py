@@ -27,6 +27,11 @@ _BIAS_CORRECTED_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "Nadam"})
 
 _ITERATION_KEYWORDS = frozenset({"use_ema", "ema_overwrite_frequency", "gradient_accumulation_steps"})
 
+# What TF 2.4's loss-scale optimizer had that the inner optimizer a Keras 3 fixed scale folds into lacks.
+_WRAPPER_ATTRIBUTES = frozenset(
+    {"loss_scale", "dynamic", "initial_scale", "dynamic_growth_steps", "dynamic_counter", "inner_optimizer"}
+)
+
 
 def decide(site: Site) -> SiteEdit:
     """`LossScaleOptimizer(opt, loss_scale)` wrapped on the target; the class itself, uncalled, kept running."""
@@ -39,7 +44,9 @@ def decide(site: Site) -> SiteEdit:
             # `wrapper_class = LossScaleOptimizer`, called with TF 2.4's arguments
             return NewName(row.shim, w.CLASS_SHIM_NOTE)
         if site.facts.class_checked(site.node):
-            return NewName(row.fallback, w.CLASS_CHECK_FALLBACK_NOTE)  # `isinstance(x, <the class>)`
+            # `isinstance(x, <the class>)`: every loss-scale optimizer of today's stack, lossscale_compat's included
+            # (they subclass it), is an instance of the target's class, as of `AnyLossScaleOptimizer`
+            return NewName(_mapping.replacement(row, site.target), w.CLASS_CHECK_NOTE)
         if _compared_or_subclassed(site.facts, site.node):
             raise Unsafe(w.UNSUPPORTED_USE)  # `type(x) is <the class>`, `class C(<the class>)`: a person's choice
         return NewName(row.shim, w.CLASS_SHIM_NOTE)  # a value (in a dict, an argument, returned), called elsewhere
@@ -77,7 +84,8 @@ def _compiles_receiving(facts: Facts, call: cst.Call) -> list[cst.Call]:
     """Returns the visible `compile` calls an optimizer built by `call` reaches, or raises Unsafe.
 
     The optimizer may only be the `optimizer` argument of a `.compile(...)` call, or be assigned
-    once to a plain name that is only used as such an argument or as an attribute receiver.
+    once to a plain name that is only used as such an argument or as the receiver of an attribute the inner
+    optimizer has too (not `loss_scale`, `inner_optimizer`, ...: `_WRAPPER_ATTRIBUTES`).
     """
     parent = facts.parent(call)
     compile_call = _compile_taking(facts, call)
@@ -95,6 +103,8 @@ def _compiles_receiving(facts: Facts, call: cst.Call) -> list[cst.Call]:
         use = access.node
         user = facts.parent(use)
         if isinstance(user, cst.Attribute) and user.value is use:
+            if user.attr.value in _WRAPPER_ATTRIBUTES:
+                raise Unsafe(w.FIXED_SCALE_NOT_EQUIVALENT)
             continue
         compile_call = _compile_taking(facts, use)
         if compile_call is None:

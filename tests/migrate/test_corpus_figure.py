@@ -51,20 +51,54 @@ def test_a_note_at_an_unchanged_loop_line_is_on_the_shim_only_for_the_flow_codes
     assert figure.classify(source, source, [w.Finding(1, 4, w.ITERATIONS_NOTE)]) == ["modern API"]
 
 
-FLOORS = {"keras3": (0.551, 0.038), "tf_keras": (0.678, 0.025)}
-"""Per target: the least share of sites on the modern API and the most for a person, as reached at stop 51 (keras3
-134 and 9 of 243 sites, tf_keras 139 and 5 of 205). Raise them as the codemod improves; lower one only for a site
+def test_a_removed_line_is_not_placed_by_its_neighbours_new_line(figure):
+    """In a changed block, each old line is paired with at most one new line, in order: a removed
+    `disable_mixed_precision_graph_rewrite()` is not placed where a neighbour now names lossscale_compat."""
+    old = (
+        b"import tensorflow as tf\n"
+        b"r = tf.train.experimental.enable_mixed_precision_graph_rewrite(tf.keras.optimizers.SGD(0.1))\n"
+        b"tf.train.experimental.disable_mixed_precision_graph_rewrite()\n"
+        b"f(lambda: tf.train.experimental.enable_mixed_precision_graph_rewrite(3))\n"
+    )
+    new = (
+        b"import tensorflow as tf\nimport lossscale_compat\n"
+        b"r = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1))\n"
+        b"f(lambda: lossscale_compat.enable_mixed_precision_graph_rewrite(3))\n"
+    )
+    findings = [
+        w.Finding(2, 4, w.GRAPH_REWRITE_NOTE),
+        w.Finding(3, 0, w.DISABLE_REMOVED_NOTE),
+        w.Finding(4, 10, w.VALUE_FALLBACK_NOTE),
+    ]
+    assert figure.classify(old, new, findings) == ["modern API", "modern API", "shim"]
+
+
+def test_an_attribute_named_like_a_shim_import_is_not_the_shim(figure):
+    old = b"from x import LossScaleOptimizer\na = tf.keras.mixed_precision.experimental.LossScaleOptimizer(o, 8)\n"
+    new = (
+        b"from lossscale_compat import LossScaleOptimizer\n"
+        b"a = tf.keras.mixed_precision.LossScaleOptimizer(o, dynamic=False, initial_scale=8)\n"
+    )
+    assert figure.classify(old, new, []) == ["modern API"]
+
+
+FLOORS = {"keras3": (0.590, 0.038), "tf_keras": (0.726, 0.025)}
+"""Per target: the least share of sites on the modern API and the most for a person, as reached at stop 52 (keras3
+143 and 9 of 242 sites, tf_keras 149 and 5 of 205). Raise them as the codemod improves; lower one only for a site
 the codemod newly finds (as the traced `self.x` loop of dqn_qf_optimizer.py found its LSC123 clip), and say so."""
+PUBLIC_FLOORS = {"keras3": (0.604, 0.065), "tf_keras": (0.782, 0.050)}
+"""The same over the files modelled on public code (`is_public`): keras3 75 and 8 of 124, tf_keras 79 and 5 of 101."""
 LEAST_FILES = 63
 
 
-def test_the_figure_holds_on_the_grown_corpus(figure):
+@pytest.mark.parametrize("public_only", [False, True])
+def test_the_figure_holds_on_the_grown_corpus(figure, public_only):
     """Should fail when a change moves sites off the modern API or onto a person, or the corpus shrinks."""
     assert len(figure.files()) >= LEAST_FILES
-    for target, reached in figure.counts().items():
+    for target, reached in figure.counts(public_only).items():
         per_place = reached.per_place
         total = sum(per_place.values())
         modern, person = per_place["modern API"] / total, per_place["needs a person"] / total
-        least_modern, most_person = FLOORS[target]
+        least_modern, most_person = (PUBLIC_FLOORS if public_only else FLOORS)[target]
         assert modern >= least_modern, (target, per_place)
         assert person <= most_person, (target, per_place)

@@ -171,6 +171,27 @@ def test_a_models_optimizer_scale_read_is_renamed_on_keras3():
     assert migrate(before, "tf_keras")[0].count(".optimizer.loss_scale") == 2
 
 
+@pytest.mark.parametrize("target", ["keras3", "tf_keras"])
+def test_tf23s_loss_scale_call_is_left_with_its_own_note(target):
+    """`opt.loss_scale()` raised TypeError on TF 2.4.0 (tests/goldens/optimizer.json, item 7.14), so no rewrite
+    keeps it: on Keras 3 it is left with LSC165, which says to drop the call; Keras 2 raises as TF 2.4 did."""
+    before = """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(tf.keras.optimizers.SGD(), 'dynamic')
+        print(opt.loss_scale())
+        """
+    check(
+        before,
+        """\
+        import tensorflow as tf
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD())
+        print(opt.loss_scale())
+        """,
+        target,
+        codes=[w.SCALE_CALLED] if target == "keras3" else [],
+    )
+
+
 def test_apply_gradients_of_a_loss_never_scaled_keeps_tf24s_contract_on_keras3():
     """TF 2.4 applied gradients of an unscaled loss as they were; Keras 3's class would divide them."""
     before = (

@@ -234,6 +234,22 @@ def test_tf24s_final_class_in_a_file_whose_loop_keeps_tf24s_methods_names_ours_o
     check(before, before, "tf_keras", codes=[w.TF24_CALL_NOT_PROVEN])  # Keras 2's class keeps all but get_gradients
 
 
+def test_a_class_check_in_a_file_whose_loop_keeps_tf24s_methods_checks_the_targets_class():
+    """TF 2.4's final class, and the experimental one (LSC136), in `isinstance` stay the target's class, which answers
+    for every loss-scale optimizer as TF 2.4's final class did; a second run changes nothing (issue 42)."""
+    before = """\
+        import tensorflow as tf
+
+        def step(optimizer, loss, tape, variables):
+            if isinstance(optimizer, tf.keras.mixed_precision.experimental.LossScaleOptimizer):
+                loss = optimizer.get_scaled_loss(loss)
+            if isinstance(optimizer, tf.keras.mixed_precision.LossScaleOptimizer):
+                return optimizer.get_gradients(loss, variables)
+        """
+    after = before.replace(".experimental.LossScaleOptimizer", ".LossScaleOptimizer")
+    check(before, after, codes=[w.CLASS_CHECK_NOTE, w.RECEIVER_NOT_PROVEN, w.GET_GRADIENTS_GONE])
+
+
 def test_tf24s_final_class_in_a_file_whose_loop_is_rewritten_stays_keras3s():
     source = """\
         import tensorflow as tf
