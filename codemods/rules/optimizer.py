@@ -144,8 +144,9 @@ def _compile_taking(facts: Facts, node: cst.CSTNode) -> cst.Call | None:
 
 
 def reads_iterations(facts: Facts, inner: Expr) -> bool:
-    """Whether the inner optimizer visibly keys its update on `iterations` (built inline or by one assignment)."""
-    value = facts.assigned_value(inner) if isinstance(inner, cst.Name) else inner
+    """Whether the inner optimizer visibly keys its update on `iterations` (built inline, or the value its name holds
+    there, as in `opt = Adam(); opt = LossScaleOptimizer(opt)`)."""
+    value = facts.seen_value(inner) if isinstance(inner, cst.Name) else inner
     short = _keras3_optimizer_call(facts, value) if value is not None else None
     if short is None or not isinstance(value, cst.Call):
         return False

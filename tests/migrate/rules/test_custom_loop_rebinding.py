@@ -81,7 +81,8 @@ def test_function_defined_before_the_wrap_and_not_called_before_it():
 
 
 def test_rebinding_in_a_function_read_by_a_nested_tf_function_and_in_its_body():
-    check(_IN_MAIN, _IN_MAIN_KERAS3, codes=[w.SCALE_READ_NOTE])
+    """The Adam the name holds where the wrap reads it is noted (LSC118): Keras 3 does not count skipped steps."""
+    check(_IN_MAIN, _IN_MAIN_KERAS3, codes=[w.ITERATIONS_NOTE, w.SCALE_READ_NOTE])
 
 
 def test_parameter_rebound_to_its_wrap_read_by_a_returned_step():

@@ -337,6 +337,42 @@ def test_iterations_note_follows_a_single_assignment():
     )
 
 
+def test_iterations_note_follows_the_wrap_rebinding():
+    """Should note the Adam of TF 2.4's guide idiom, `opt = LossScaleOptimizer(opt)`, at module level and in a
+    function: the name holds the Adam where the wrap reads it."""
+    check(
+        """\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+        opt = tf.keras.optimizers.Adam(1e-3)
+        opt = mixed_precision.LossScaleOptimizer(opt, loss_scale="dynamic")
+        """,
+        """\
+        import tensorflow as tf
+        opt = tf.keras.optimizers.Adam(1e-3)
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(opt)
+        """,
+        codes=[w.ITERATIONS_NOTE],
+    )
+    check(
+        """\
+        import tensorflow as tf
+        def train(model, learning_rate):
+            optimizer = tf.keras.optimizers.Adam(learning_rate)
+            optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, "dynamic")
+            model.compile(optimizer=optimizer, loss="mse")
+        """,
+        """\
+        import tensorflow as tf
+        def train(model, learning_rate):
+            optimizer = tf.keras.optimizers.Adam(learning_rate)
+            optimizer = tf.keras.mixed_precision.LossScaleOptimizer(optimizer)
+            model.compile(optimizer=optimizer, loss="mse")
+        """,
+        codes=[w.ITERATIONS_NOTE],
+    )
+
+
 @pytest.mark.parametrize(
     "inner",
     ["tf.keras.optimizers.SGD(0.1, momentum=0.9)", "tf.keras.optimizers.RMSprop(learning_rate=0.1, use_ema=False)"],
