@@ -94,3 +94,50 @@ def test_the_operands_are_found(natives):
     """Should fail if the parsing saw no operand: the variables with their slots, and the gradients, are there."""
     assert sum(count for (opcode, _), count in natives.items() if opcode == "parameter") > 0
     assert sum(count for (opcode, _), count in natives.items() if opcode != "parameter") > 0
+
+
+def overflowing_unscale(variable, large):
+    """Two terms whose scaled gradients are finite at a scale of 2**-10, but whose sum overflows once unscaled."""
+    term = tf.stack([large, 1.0, 1.0])
+    return tf.reduce_sum(variable * term) + tf.reduce_sum(variable * term)
+
+
+def overflowing_duplicates(variable, large):
+    """IndexedSlices whose values are finite, but whose duplicate indices sum past float32's largest number."""
+    return tf.reduce_sum(tf.gather(variable, [0, 0]) * tf.stack([large, 1.0, 1.0]))
+
+
+CASES = {
+    "unscaling overflows at a scale below 1": (overflowing_unscale, tf.ones(3), 3e38, 2.0**-10),
+    "IndexedSlices with duplicate indices": (overflowing_duplicates, tf.ones((2, 3)), 2e38, 1.0),
+}
+
+
+def trained(case, keras3_loop, jit_compile):
+    """What an overflowing step and then a finite one leave: the variable, scale, skipped steps and iterations."""
+    loss_of, initial_value, large, initial_scale = CASES[case]
+    variable = tf.Variable(initial_value)
+    optimizer = lossscale_compat.KerasLossScaleOptimizer(sgd(), initial_scale=initial_scale)
+
+    @tf.function(jit_compile=jit_compile)
+    def step(large):
+        with tf.GradientTape() as tape:
+            loss = loss_of(variable, large)
+            scaled = optimizer.scale_loss(loss) if keras3_loop else optimizer.get_scaled_loss(loss)
+        grads = tape.gradient(scaled, [variable])
+        if not keras3_loop:
+            grads = optimizer.get_unscaled_gradients(grads)
+        optimizer.apply_gradients(zip(grads, [variable]))
+
+    seen = []
+    for value in (large, 2.0):
+        step(tf.constant(value))
+        seen.append([variable.numpy().tolist(), float(optimizer.loss_scale), int(optimizer.skipped_steps)])
+    return seen
+
+
+@pytest.mark.parametrize("keras3_loop", [False, True], ids=["TF 2.4 loop", "Keras 3 loop"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_vote_under_xla_is_the_vote_without_it(case, keras3_loop):
+    """Under XLA the branch unscales the gradients again, but the vote is still on the unscaled ones, as TF 2.4's."""
+    assert trained(case, keras3_loop, jit_compile=True) == trained(case, keras3_loop, jit_compile=False)
