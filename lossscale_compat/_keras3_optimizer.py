@@ -275,7 +275,7 @@ class KerasLossScaleOptimizer(
             reciprocal = 1.0 / self.loss_scale
         return [_multiply(g, reciprocal) for g in grads]
 
-    def _scaled_source(self, grads: list, caller_scaled: bool) -> _Unscaled | None:
+    def _scaled_source(self, grads: list, caller_scaled: bool, recorded: _Unscaled | None) -> _Unscaled | None:
         """Under XLA with a dynamic scale: `grads` with the scaled gradients and reciprocal that give them, or None.
 
         Unscaled before the finiteness conditional, each unscaled gradient is an operand of it, which XLA writes out
@@ -284,7 +284,6 @@ class KerasLossScaleOptimizer(
         fuses into the check. Gradients from this trace's `get_unscaled_gradients`, passed on unchanged, count as
         unscaled from their source; any others (clipped, logged, not ours) are applied as they are.
         """
-        recorded = self.__dict__.pop("_unscaled_in_trace", None)  # kept for this step only
         if self._state is None or not _traced_for_xla():
             return None
         if caller_scaled:
@@ -348,11 +347,12 @@ class KerasLossScaleOptimizer(
             self._check_restored_everything()
         grads = list(grads)
         caller_scaled, self._caller_scaled = self._caller_scaled, False
+        recorded = self.__dict__.pop("_unscaled_in_trace", None)  # kept for this step only
         if tf.distribute.in_cross_replica_context() and tf.distribute.has_strategy():
             raise ValueError("apply_gradients() must be called in a replica context.")
         _strategy.check_strategy_supported()
         if not tf.distribute.has_strategy():
-            source = self._scaled_source(grads, caller_scaled)
+            source = self._scaled_source(grads, caller_scaled, recorded)
             if source is not None:
                 unscaled = source.unscaled
 
