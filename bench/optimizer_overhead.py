@@ -16,6 +16,9 @@ form of ours against the stack's own class in its own loop, on 120 and 480 small
 mixed float16: per form the median ratio and the spread of the paired runs, beside the traced step's
 ops/conditionals/loops and the fusions of its optimized HLO. `--repeats N` sets the interleaved repeats. A second
 instance of the stack's own class, timed like the others, is the control: its ratio to the first is the noise floor.
+The steps are built native first, control last; `--reversed-build` builds them the other way round, since on a
+loaded machine the build order alone moves a ratio. `--cpu-time` times process CPU time instead of wall time, and
+`--models small` (any part of a model's name) picks models.
 """
 
 import argparse
@@ -105,12 +108,12 @@ if KERAS3:
     )
 
 
-def timed(step, x, y, steps):
-    start = time.perf_counter()
+def timed(step, x, y, steps, clock=time.perf_counter):
+    start = clock()
     for _ in range(steps):
         loss = step(x, y)
     float(loss)  # wait for the last step
-    return (time.perf_counter() - start) / steps
+    return (clock() - start) / steps
 
 
 def counter_cost(iterations=20_000):
@@ -200,16 +203,20 @@ def fusions(step, x, y):
     return len(re.findall(r"= \S+ fusion\(", hlo))
 
 
-def xla(repeats):
+def xla(repeats, models, reversed_build, clock):
     """Each form of ours against the stack's own class, both under XLA: median ratio, paired spread, counts."""
     if not KERAS3:
         sys.exit("--xla compares with Keras 3's own LossScaleOptimizer: run it on a Keras 3 stack (nox -s bench-xla)")
     for model_name, (layers, width) in XLA_MODELS.items():
+        if models and not any(name in model_name for name in models):
+            continue
         x = tf.random.stateless_normal((256, width), seed=(1, 2))
         y = tf.random.stateless_normal((256, 1), seed=(3, 4))
         runs = {}
         # A second instance of the stack's own class is the control: its ratio is what this machine resolves.
         contenders = {"native": (None, None), **FORMS, NATIVE_AGAIN: (None, None)}
+        if reversed_build:  # built last to first; the timing order still rotates
+            contenders = dict(reversed(contenders.items()))
         for form, (make, keras3_loop) in contenders.items():
             model = make_model(layers)
             inner = tf.keras.optimizers.SGD(0.01, momentum=0.9)
@@ -220,10 +227,11 @@ def xla(repeats):
         order = list(runs)
         for repeat in range(repeats):  # interleaved, and each repeat starts with the next form
             for form in order[repeat % len(order) :] + order[: repeat % len(order)]:
-                samples[form].append(timed(runs[form], x, y, STEPS["xla"]))
+                samples[form].append(timed(runs[form], x, y, STEPS["xla"], clock))
         native = statistics.median(samples["native"])
+        built = "built last to first" if reversed_build else "built first to last"
         print(
-            f"{model_name}, XLA: native {native * 1e3:.3f} ms/step, ops/conditionals/loops "
+            f"{model_name}, XLA ({clock.__name__}, {built}): native {native * 1e3:.3f} ms/step, ops/conditionals/loops "
             f"{counts(runs['native'], x, y)}, HLO fusions {fusions(runs['native'], x, y)}"
         )
         for form in [*FORMS, NATIVE_AGAIN]:
@@ -240,11 +248,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--xla", action="store_true", help="time only XLA-compiled steps, every form (Keras 3)")
     parser.add_argument("--repeats", type=int, default=REPEATS, help="interleaved repeats per cell")
+    parser.add_argument("--models", nargs="*", default=[], help="with --xla: only models whose name holds one of these")
+    parser.add_argument(
+        "--reversed-build", action="store_true", help="with --xla: build the control first, native last"
+    )
+    parser.add_argument("--cpu-time", action="store_true", help="with --xla: time process CPU time, not wall time")
     arguments = parser.parse_args()
     REPEATS = arguments.repeats
     if arguments.xla:
         print(f"TensorFlow {tf.__version__}, {tf.keras.mixed_precision.LossScaleOptimizer.__module__}")
-        xla(REPEATS)
+        clock = time.process_time if arguments.cpu_time else time.perf_counter
+        xla(REPEATS, arguments.models, arguments.reversed_build, clock)
         return 0
     optimizers = inner_optimizers()
     print(

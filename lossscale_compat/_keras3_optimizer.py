@@ -23,7 +23,7 @@ step is traced, so the decision is made once per trace and costs nothing per ste
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import tensorflow as tf
 
@@ -73,6 +73,26 @@ def _multiply(grad: Any, reciprocal: tf.Tensor) -> Any:
     if isinstance(grad, tf.IndexedSlices):
         return tf.IndexedSlices(grad.values * tf.cast(reciprocal, grad.values.dtype), grad.indices, grad.dense_shape)
     return grad * tf.cast(reciprocal, grad.dtype)
+
+
+class _Unscaled(NamedTuple):
+    """Gradients unscaled while a step is traced for XLA, with the scaled gradients and reciprocal that gave them."""
+
+    unscaled: list
+    scaled: list
+    reciprocal: Any
+
+
+def _traced_for_xla() -> bool:
+    """Whether a step is being traced for XLA (`jit_compile=True`); False where TensorFlow cannot say."""
+    if tf.executing_eagerly():
+        return False
+    try:
+        from tensorflow.python.ops import control_flow_util
+    except ImportError:
+        return False
+    in_xla = getattr(control_flow_util, "GraphOrParentsInXlaContext", None)
+    return in_xla is not None and bool(in_xla(tf.compat.v1.get_default_graph()))
 
 
 def _sum_over_replicas(grads: list) -> list:
@@ -243,11 +263,36 @@ class KerasLossScaleOptimizer(
     def get_unscaled_gradients(self, grads: Any) -> list:
         """Divides `grads` by the loss scale; the next `apply_gradients` does not unscale them again."""
         self._caller_scaled = False
-        return self._unscale(grads)
-
-    def _unscale(self, grads: Any) -> list:
+        grads = list(grads)
         reciprocal = 1.0 / self.loss_scale
+        unscaled = self._unscale(grads, reciprocal)
+        if _traced_for_xla():
+            self.__dict__["_unscaled_in_trace"] = _Unscaled(unscaled, grads, reciprocal)
+        return unscaled
+
+    def _unscale(self, grads: Any, reciprocal: Any = None) -> list:
+        if reciprocal is None:
+            reciprocal = 1.0 / self.loss_scale
         return [_multiply(g, reciprocal) for g in grads]
+
+    def _scaled_source(self, grads: list, caller_scaled: bool, recorded: _Unscaled | None) -> _Unscaled | None:
+        """Under XLA with a dynamic scale: `grads` with the scaled gradients and reciprocal that give them, or None.
+
+        Unscaled before the finiteness conditional, each unscaled gradient is an operand of it, which XLA writes out
+        for the finite branch to read back. Unscaled again inside that branch instead, as Keras 3's own class does, the
+        multiply fuses into the update, and in the finiteness vote (still on the unscaled gradients, as TF 2.4's) it
+        fuses into the check. Gradients from this trace's `get_unscaled_gradients`, passed on unchanged, count as
+        unscaled from their source; any others (clipped, logged, not ours) are applied as they are.
+        """
+        if self._state is None or not _traced_for_xla():
+            return None
+        if caller_scaled:
+            reciprocal = 1.0 / self.loss_scale
+            return _Unscaled(self._unscale(grads, reciprocal), grads, reciprocal)
+        if recorded is not None and len(recorded.unscaled) == len(grads):
+            if all(given is made for given, made in zip(grads, recorded.unscaled)):
+                return recorded
+        return None
 
     def minimize(
         self, loss: Any, var_list: Any, grad_loss: Any = None, name: Any = None, tape: tf.GradientTape | None = None
@@ -301,15 +346,27 @@ class KerasLossScaleOptimizer(
             self._forget_slots_saved_without_their_variables(trainable_variables)
             self._check_restored_everything()
         grads = list(grads)
-        if self._caller_scaled:
-            grads = self._unscale(grads)
-        self._caller_scaled = False
+        caller_scaled, self._caller_scaled = self._caller_scaled, False
+        recorded = self.__dict__.pop("_unscaled_in_trace", None)  # kept for this step only
         if tf.distribute.in_cross_replica_context() and tf.distribute.has_strategy():
             raise ValueError("apply_gradients() must be called in a replica context.")
         _strategy.check_strategy_supported()
         if not tf.distribute.has_strategy():
+            source = self._scaled_source(grads, caller_scaled, recorded)
+            if source is not None:
+                unscaled = source.unscaled
+
+                def apply() -> None:  # the scaled gradients are the operands; the branch unscales them again
+                    self._inner_apply(self._unscale(source.scaled, source.reciprocal), trainable_variables)
+
+                self._apply_or_skip(unscaled, apply)
+                return
+            if caller_scaled:
+                grads = self._unscale(grads)
             self._apply_or_skip(grads, lambda: self._inner_apply(grads, trainable_variables))
             return
+        if caller_scaled:
+            grads = self._unscale(grads)
 
         def in_cross_replica(distribution: Any, grads: Any, summed: Any, trainable_variables: Any) -> None:
             def apply_each_replica() -> None:
