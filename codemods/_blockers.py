@@ -11,6 +11,7 @@ import libcst as cst
 from . import _warnings as w
 from ._facts import Facts
 from ._values import full_name
+from .rules.custom_loop import traced_value
 
 _OWN_NAME = "bind the LossScaleOptimizer once to a name of its own (`scaled_opt = LossScaleOptimizer(opt, ...)`) and "
 
@@ -52,7 +53,7 @@ def _first_untraced_loop(facts: Facts, construction: cst.CSTNode) -> str | None:
     unscaled = None
     for call in facts.loops:
         receiver = _receiver(call)
-        if receiver is not None and facts.held_value(receiver) is None:
+        if receiver is not None and traced_value(facts, receiver) is None:
             found = _untraced(facts, receiver)
             if found:
                 return f"The loop call at line {_line(facts, call)} is not traced: {found}"
