@@ -121,7 +121,11 @@ class Reading:
         """The class scope of the method `node` is in (or a function nested in it that binds no `self`), when that
         method's `self` is its own parameter."""
         scope = self.scopes.get(node)
-        while isinstance(scope, FunctionScope) and isinstance(scope.parent, FunctionScope) and not scope.assignments["self"]:
+        while (
+            isinstance(scope, FunctionScope)
+            and isinstance(scope.parent, FunctionScope)
+            and not scope.assignments["self"]
+        ):
             scope = scope.parent
         if not isinstance(scope, FunctionScope) or not isinstance(scope.parent, ClassScope):
             return None

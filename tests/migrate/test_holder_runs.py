@@ -97,12 +97,7 @@ features[2, 1, 0] = np.inf
 
 
 def record(step, variables, optimizer):
-    recorder = _harness.Recorder()
-    for x, y in zip(features, targets):
-        before = _harness.weights_of(variables)
-        step(x, y)
-        recorder.step_done(optimizer(), before, _harness.weights_of(variables))
-    return recorder.result(optimizer(), variables)
+    return _harness.record_loop(step, variables, optimizer, features, targets)
 
 
 result = {
@@ -122,25 +117,37 @@ def _run(directory: Path, name: str, env: dict, legacy: bool) -> dict:
     return json.loads(out.read_text())
 
 
-def test_migrated_holder_loops_train_as_the_original_in_legacy_mode(tmp_path):
+def migrate_and_run(tmp_path: Path, program: str) -> tuple[str, str, dict, dict]:
+    """Migrates `program` for the target this stack serves and runs it, and the original in legacy mode: (target,
+    migrated source, the migrated run's result, the original's)."""
     target = "keras3" if _target_env("keras3") is not None else "tf_keras"
     env = _target_env(target)
     assert env is not None
     shutil.copy(EXAMPLES / "_harness.py", tmp_path / "_harness.py")
-    (tmp_path / "original.py").write_text(PROGRAM)
-    result = migrate_source(PROGRAM.encode(), target, "original.py")
+    (tmp_path / "original.py").write_text(program)
+    result = migrate_source(program.encode(), target, "original.py")
     assert result.status == "changed", result.error
     new = result.new.decode()
-    if target == "keras3":  # every loop is on Keras 3's own class
-        assert "lossscale_compat" not in new and "get_scaled_loss" not in new, new
     (tmp_path / "migrated.py").write_text(new)
-    want = _run(tmp_path, "original", env, legacy=True)
-    got = _run(tmp_path, "migrated", env, legacy=False)
-    assert set(got) == set(want) == {"self", "compiled", "factory"}
+    return target, new, _run(tmp_path, "migrated", env, legacy=False), _run(tmp_path, "original", env, legacy=True)
+
+
+def assert_trains_alike(got: dict, want: dict) -> None:
+    """Each loop's steps, skipped steps, loss scales and weights are the same in both runs."""
+    assert set(got) == set(want)
     for name, expected in want.items():
-        assert expected["skipped"] == [2] and len(set(expected["loss_scale"])) == 2, (name, expected)
         for key in ("steps", "skipped", "loss_scale"):
             assert got[name][key] == expected[key], (name, key)
         assert len(got[name]["weights"]) == len(expected["weights"]), name
         for observed, recorded in zip(got[name]["weights"], expected["weights"]):
             assert observed == pytest.approx(recorded, rel=1e-6, abs=1e-7), name
+
+
+def test_migrated_holder_loops_train_as_the_original_in_legacy_mode(tmp_path):
+    target, new, got, want = migrate_and_run(tmp_path, PROGRAM)
+    if target == "keras3":  # every loop is on Keras 3's own class
+        assert "lossscale_compat" not in new and "get_scaled_loss" not in new, new
+    assert set(want) == {"self", "compiled", "factory"}
+    for name, expected in want.items():
+        assert expected["skipped"] == [2] and len(set(expected["loss_scale"])) == 2, (name, expected)
+    assert_trains_alike(got, want)
