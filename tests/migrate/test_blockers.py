@@ -214,3 +214,28 @@ def test_super_as_a_receiver_says_how_to_mark_the_line():
     found = _findings(source)
     finding = next(f for code in (w.TF24_CALL_NOT_PROVEN,) for f in found.get(code, []))
     assert "`super()` is the base class" in finding.message and "# lossscale-compat: ignore" in finding.message
+
+
+def test_a_wrapper_classs_own_loop_method_on_self_is_not_a_loop_call():
+    # Modelled on GAN trainers' optimizer wrapper classes, which define `get_unscaled_gradients` and call it on
+    # `self`; our own code. The wrap's own unscaled gradients are returned, which blocks the rewrite, not `self`.
+    source = """\
+        import tensorflow as tf
+
+
+        class Optimizer:
+            def __init__(self, model, mixed):
+                self.model = model
+                self.optimizer = tf.keras.optimizers.Adam(1e-3)
+                if mixed:
+                    self.optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(self.optimizer, "dynamic")
+
+            def get_unscaled_gradients(self, scaled_gradients):
+                return self.optimizer.get_unscaled_gradients(scaled_gradients)
+
+            def minimize(self, scaled_loss, tape):
+                gradients = self.get_unscaled_gradients(tape.gradient(scaled_loss, self.model.trainable_variables))
+                self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
+        """
+    (finding,) = _findings(source)[w.LOOP_SHIM_NOTE]
+    assert "The loop is traced, but the unscaled gradients of the call at line 12" in finding.message

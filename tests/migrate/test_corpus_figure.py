@@ -51,14 +51,15 @@ def test_a_note_at_an_unchanged_loop_line_is_on_the_shim_only_for_the_flow_codes
     assert figure.classify(source, source, [w.Finding(1, 4, w.ITERATIONS_NOTE)]) == ["modern API"]
 
 
-FLOORS = {"keras3": (0.569, 0.032), "tf_keras": (0.676, 0.020)}
+FLOORS = {"keras3": (0.567, 0.031), "tf_keras": (0.678, 0.020)}
 """Per target: the least share of sites on the modern API and the most for a person, as reached at stop 52 (keras3
-147 and 8 of 258 sites, tf_keras 138 and 4 of 204). Raise them as the codemod improves; lower one only for a site
+147 and 8 of 259 sites, tf_keras 139 and 4 of 205). Raise them as the codemod improves; lower one only for a site
 the codemod newly finds (as the traced `self.x` loop of dqn_qf_optimizer.py found its LSC123 clip), and say so: at
-stop 52 the tf_keras share fell from 139 of 205, since real_transformers_ner_strategy.py's wrap set by flag is now
-traced to its `apply_gradients(grads_and_vars, max_grad_norm)`, which Keras 2's class takes differently, so the wrap
-is rightly on lossscale_compat's class (LSC148) where it was left on Keras 2's with a note for a person (LSC149)."""
-LEAST_FILES = 63
+stop 52 corpus_public/gan_optimizer_wrapper_class.py came in with one rightful shim site (its wrapper class returns
+the unscaled gradients, LSC120), and on tf_keras real_transformers_ner_strategy.py's wrap set by flag is now traced
+to its `apply_gradients(grads_and_vars, max_grad_norm)`, which Keras 2's class takes differently, so the wrap is
+rightly on lossscale_compat's class (LSC148) where it was left on Keras 2's with a note for a person (LSC149)."""
+LEAST_FILES = 64
 
 
 def test_the_figure_holds_on_the_grown_corpus(figure):
