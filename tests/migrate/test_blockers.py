@@ -45,9 +45,9 @@ def test_lsc120_names_the_second_binding_of_a_self_attribute_and_the_edit():
     (finding,) = _findings(_SET_TWICE)[w.LOOP_SHIM_NOTE]
     assert finding.detail == (
         (
-            "The loop call at line 13 is not traced: `.optimizer` is set at lines 8, 10. To unlock it, set "
-            "`self.optimizer` once, to the LossScaleOptimizer itself, and keep the plain optimizer (or the other "
-            "value) under another attribute."
+            "The loop call at line 13 is not traced: `.optimizer` is set at lines 8, 10, and the codemod does not "
+            "follow `model.settings.optimizer` (line 8). To unlock it, set `self.optimizer` once, to the "
+            "LossScaleOptimizer itself, and keep the plain optimizer (or the other value) under another attribute."
         ),
     )
     assert finding.message.endswith(finding.detail[0])
@@ -104,6 +104,7 @@ def test_a_rebinding_in_a_branch_names_every_line():
         """
     (finding,) = _findings(source)[w.LOOP_SHIM_NOTE]
     assert "The loop call at line 9 is not traced: `opt` is bound again at line 5 (first at line 3)" in finding.message
+    assert "the codemod does not follow `settings.optimizer` (line 3)" in finding.message
     assert "bind the LossScaleOptimizer once to a name of its own" in finding.message
 
 
