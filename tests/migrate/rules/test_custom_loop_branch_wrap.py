@@ -39,31 +39,17 @@ class GanTrainer:
         return loss
 """
 
-_GAN_KERAS3 = """\
-import tensorflow as tf
-
-
-class GanTrainer:
-    def __init__(self, gen_mixed):
-        self._gen_mixed = gen_mixed
-        self._generator = None
-
-    def set_gen_optimizer(self, optimizer):
-        self._gen_optimizer = optimizer
-        if self._gen_mixed:
-            self._gen_optimizer = tf.keras.mixed_precision.LossScaleOptimizer(
-                self._gen_optimizer
-            )
-
-    def train_step(self, batch):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.abs(self._generator(batch["x"]) - batch["y"]))
-            if self._gen_mixed:
-                loss = self._gen_optimizer.scale_loss(loss)
-        gradients = tape.gradient(loss, self._generator.trainable_variables)
-        self._gen_optimizer.apply_gradients(zip(gradients, self._generator.trainable_variables))
-        return loss
-"""
+_GAN_KERAS3 = (
+    _GAN.replace(
+        'tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n                self._gen_optimizer, "dynamic"\n',
+        "tf.keras.mixed_precision.LossScaleOptimizer(\n                self._gen_optimizer\n",
+    )
+    .replace("self._gen_optimizer.get_scaled_loss(loss)", "self._gen_optimizer.scale_loss(loss)")
+    .replace(
+        "        if self._gen_mixed:\n            gradients = self._gen_optimizer.get_unscaled_gradients(gradients)\n",
+        "",
+    )
+)
 
 
 def test_self_attribute_wrapped_in_a_branch_keras3():
