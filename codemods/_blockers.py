@@ -11,6 +11,7 @@ import libcst as cst
 from . import _warnings as w
 from ._facts import Facts
 from ._values import full_name
+from .rules.custom_loop import traced_value
 
 _OWN_NAME = "bind the LossScaleOptimizer once to a name of its own (`scaled_opt = LossScaleOptimizer(opt, ...)`) and "
 
@@ -52,7 +53,7 @@ def _first_untraced_loop(facts: Facts, construction: cst.CSTNode) -> str | None:
     unscaled = None
     for call in facts.loops:
         receiver = _receiver(call)
-        if receiver is not None and facts.held_value(receiver) is None:
+        if receiver is not None and traced_value(facts, receiver) is None:
             found = _untraced(facts, receiver)
             if found:
                 return f"The loop call at line {_line(facts, call)} is not traced: {found}"
@@ -129,7 +130,9 @@ def _rebound(facts: Facts, name: cst.CSTNode) -> str | None:
         lines = ", ".join(str(_line(facts, b.node)) for b in bindings[1:])
         return (
             f"`{name.value}` is bound again at line {lines} (first at line {_line(facts, bindings[0].node)}), "
-            "not only by plain statements of one body. To unlock it, " + _OWN_NAME + "read only that name."
+            f"not only by plain statements of one body{_unfollowed(facts, [b.node for b in bindings])}. To unlock it, "
+            + _OWN_NAME
+            + "read only that name."
         )
     value = facts.assigned_value(bindings[0].node) if bindings and isinstance(bindings[0].node, cst.Name) else None
     if value is not None:
@@ -139,6 +142,18 @@ def _rebound(facts: Facts, name: cst.CSTNode) -> str | None:
             "the LossScaleOptimizer in this module (or in a function of it that returns it) and bind it there."
         )
     return None
+
+
+def _unfollowed(facts: Facts, targets: list) -> str:
+    """For the targets of a name's or attribute's bindings: the first value assigned there that the codemod does not
+    follow (`Facts.possible_values`), as a clause, or ""."""
+    for target in targets:
+        parent = facts.parent(target)
+        assign = facts.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+        value = assign.value if isinstance(assign, cst.Assign) else None
+        if isinstance(value, (cst.Name, cst.Attribute)) and facts.possible_values(value) is None:
+            return f", and the codemod does not follow `{_text(value)[:60]}` (line {_line(facts, target)})"
+    return ""
 
 
 def _self_attribute(facts: Facts, read: cst.Attribute) -> str:
@@ -151,7 +166,7 @@ def _self_attribute(facts: Facts, read: cst.Attribute) -> str:
     )
     if len(stores) > 1:
         lines = ", ".join(str(_line(facts, store)) for store in stores)
-        return f"`.{attribute}` is set at lines {lines}. {unlock}"
+        return f"`.{attribute}` is set at lines {lines}{_unfollowed(facts, stores)}. {unlock}"
     if not stores:
         return (
             f"`self.{attribute}` is never set in this module (a base class, `compile` of a Keras `Model`, sets it). To "

@@ -118,8 +118,15 @@ class Reading:
         return scope.get_qualified_names_for(node) if scope else set()
 
     def method_class(self, node: cst.CSTNode) -> Scope | None:
-        """The class scope of the method `node` is in, when that method's `self` is its own parameter."""
+        """The class scope of the method `node` is in (or a function nested in it that binds no `self`), when that
+        method's `self` is its own parameter."""
         scope = self.scopes.get(node)
+        while (
+            isinstance(scope, FunctionScope)
+            and isinstance(scope.parent, FunctionScope)
+            and not scope.assignments["self"]
+        ):
+            scope = scope.parent
         if not isinstance(scope, FunctionScope) or not isinstance(scope.parent, ClassScope):
             return None
         return scope.parent if len(scope.assignments["self"]) == 1 else None
@@ -360,6 +367,120 @@ class Facts(Reading):
         if isinstance(value, (cst.Name, cst.Attribute)) and value is not read:
             return self.held_value(value, depth + 1)
         return value
+
+    def possible_values(self, read: Expr, depth: int = 0) -> tuple[cst.CSTNode, ...] | None:
+        """Every value the read `read` may hold, or None when one is not known: `held_value` where it answers; else a
+        name's every binding in its scope, each a one-target `name = value` (in any branch) or a parameter, and
+        `self.x`'s every store, each `self.x = value` in a method of the reading method's class. Names and `self`
+        attributes among the values are followed the same way, a call of a function of this module through its one
+        `return`, and a parameter (kept as the `Param` node where it is not) through the argument each call of its
+        function passes, where the module only calls that function (`_arguments`). Other reads are not known."""
+        if depth > 8:
+            return None
+        held = self.held_value(read)
+        if held is not None:
+            return self._leaves(held, depth)
+        stored: list[cst.CSTNode] | None = None
+        if isinstance(read, cst.Name):
+            stored = self._name_values(read)
+        elif isinstance(read, cst.Attribute) and isinstance(read.value, cst.Name) and read.value.value == "self":
+            stored = self._stored_values(read)
+        if stored is None:
+            return None
+        found: list[cst.CSTNode] = []
+        for value in stored:
+            leaves = self._leaves(value, depth + 1)
+            if leaves is None:
+                return None
+            found.extend(leave for leave in leaves if leave not in found)
+        return tuple(found)
+
+    def _leaves(self, value: cst.CSTNode, depth: int) -> tuple[cst.CSTNode, ...] | None:
+        """`value`'s possible values (`possible_values`): itself unless it is a read, a parameter or a call of a
+        function of this module whose one `return` ends its body."""
+        if isinstance(value, cst.Param):
+            return self._arguments(value, depth + 1) or (value,)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            returned = self._returned_by(value.func)
+            return self._leaves(returned, depth + 1) if returned is not None else (value,)
+        if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+            return (value,)
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            return self.possible_values(value, depth + 1)
+        return (value,)
+
+    def _name_values(self, read: cst.Name) -> list[cst.CSTNode] | None:
+        """The value of each binding of `read`'s name in its scope: a `Param`, or the value of `name = value`."""
+        scope = self.scopes.get(read)
+        accesses = [a for a in scope.accesses[read] if a.node is read] if scope is not None else []
+        if len(accesses) != 1 or not accesses[0].referents:
+            return None
+        owner = next(iter(accesses[0].referents)).scope
+        if any(binding.scope is not owner for binding in accesses[0].referents):
+            return None
+        values: list[cst.CSTNode] = []
+        for binding in owner.assignments[read.value]:
+            node = binding.node
+            if isinstance(node, cst.Param) and not node.star:
+                values.append(node)
+                continue
+            target = self.parent(node) if isinstance(node, cst.Name) else None
+            assign = self.parent(target) if target is not None else None
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.targets[0] is target):
+                return None
+            values.append(assign.value)
+        return values
+
+    def _stored_values(self, read: cst.Attribute) -> list[cst.CSTNode] | None:
+        """The value of each store of `read`'s attribute, where each is `self.x = value` in a method of its class."""
+        cls = self.method_class(read)
+        attribute = read.attr.value
+        if cls is None or (attribute == "optimizer" and self._external_base(read)):
+            return None
+        values: list[cst.CSTNode] = []
+        for store in self.attribute_stores(attribute):
+            target = self.parent(store)
+            assign = self.parent(target) if target is not None else None
+            if not (
+                full_name(store) == f"self.{attribute}"
+                and self.method_class(store) is cls
+                and isinstance(assign, cst.Assign)
+                and len(assign.targets) == 1
+                and assign.targets[0] is target
+            ):
+                return None
+            values.append(assign.value)
+        return values or None
+
+    def _arguments(self, param: cst.Param, depth: int) -> tuple[cst.CSTNode, ...] | None:
+        """The possible values of what each call of `param`'s function passes for it, where that function is not a
+        method, is bound once, has no decorator but `tf.function`, and every use of its name is a call of it; else
+        None."""
+        parameters = self.parent(param)
+        function = self.parent(parameters) if parameters is not None else None
+        scope = self.scopes.get(function) if isinstance(function, cst.FunctionDef) else None
+        if not isinstance(function, cst.FunctionDef) or scope is None or isinstance(scope, ClassScope):
+            return None
+        if any(not (full_name(d) or "").endswith("function") for d in function.decorators):
+            return None
+        bindings = list(scope.assignments[function.name.value])
+        if len(bindings) != 1 or bindings[0].node is not function or not bindings[0].references:
+            return None
+        positional = [*function.params.posonly_params, *function.params.params]
+        found: list[cst.CSTNode] = []
+        for access in bindings[0].references:
+            call = self.parent(access.node)
+            if not isinstance(call, cst.Call) or call.func is not access.node or any(a.star for a in call.args):
+                return None
+            given = [a.value for a in call.args if a.keyword is None]
+            index = positional.index(param) if param in positional else len(given)
+            named = [a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+            value = given[index] if index < len(given) else named[0] if named else param.default
+            leaves = self._leaves(value, depth + 1) if value is not None else None
+            if leaves is None:
+                return None
+            found.extend(leave for leave in leaves if leave not in found)
+        return tuple(found)
 
     def attribute_stores(self, attribute: str) -> list[cst.Attribute]:
         """Every `<x>.attribute` of the module in a place that binds or deletes it (any receiver)."""

@@ -162,12 +162,28 @@ class SiteCollector:
         if not self.builder.is_suppressed(node):
             self.builder._warn(node, w.UNSUPPORTED_USE)
 
+    def _own_method(self, func: cst.Attribute) -> bool:
+        """Whether `func` is `self.<method>` in a method of a class that defines `<method>` itself (a wrapper class's
+        own `get_scaled_loss`, not TF 2.4's)."""
+        if not (isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return False
+        node: cst.CSTNode | None = func
+        while node is not None and not isinstance(node, cst.FunctionDef):
+            node = self.builder.parent(node)
+        block = self.builder.parent(node) if node is not None else None
+        cls = self.builder.parent(block) if block is not None else None
+        return isinstance(cls, cst.ClassDef) and any(
+            isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value
+            for statement in cls.body.body
+        )
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value in ("get_scaled_loss", "get_unscaled_gradients")
             and not self.builder.is_suppressed(node)
+            and not self._own_method(func)
         ):
             self.loops.append(node)
         elif (

@@ -557,13 +557,11 @@ def keras_callback_class() -> type[Any]:
 def keras_compile_hook() -> tuple[type[Any], str]:
     """(Model class, method) where Keras decides whether `compile` wraps the optimizer for mixed_float16.
 
-    Keras 2 asks `Model._get_optimizer`; Keras 3 decides inside `compile` itself. The class is the one that defines
-    the method: Keras 3's loading skips `compile` for a model whose class overrides it, so a hook set on `Model`
-    would load every `.keras` file without its optimizer.
+    Keras 2 asks `Model._get_optimizer`; Keras 3 decides inside `compile`, and loads a model whose class overrides
+    `compile` uncompiled: hence the class that defines the method, not `Model`.
     """
-    model = tf.keras.Model
-    method = "_get_optimizer" if hasattr(model, "_get_optimizer") else "compile"
-    return next(cls for cls in model.__mro__ if method in vars(cls)), method
+    method = "_get_optimizer" if hasattr(tf.keras.Model, "_get_optimizer") else "compile"
+    return next(cls for cls in tf.keras.Model.__mro__ if method in vars(cls)), method
 
 
 def keras2_graph_model() -> Any:

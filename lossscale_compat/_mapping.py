@@ -468,6 +468,9 @@ gradients that a TF 2.4 loop never scaled, and it has no `get_gradients`."""
 LOOP_METHODS: tuple[str, ...] = ("get_scaled_loss", "get_unscaled_gradients")
 """TF 2.4 LossScaleOptimizer's custom-loop methods, gone from Keras 3's class: the codemod rewrites the loop there."""
 
+LOOP_PARAMETERS: dict[str, str] = {"get_scaled_loss": "loss", "get_unscaled_gradients": "grads"}
+"""The one parameter of each of TF 2.4's loop methods, which a call may name; Keras 3's `scale_loss` names it `loss`."""
+
 LAYER_ATTRIBUTES: dict[str, str] = {
     "_compute_dtype": "layer.compute_dtype",
     "_compute_dtype_object": "tf.as_dtype(layer.compute_dtype)",

@@ -11,6 +11,8 @@ from collections.abc import Collection, Mapping, Sequence
 
 import libcst as cst
 
+from lossscale_compat import _mapping
+
 from .. import _tf1
 from .. import _warnings as w
 from .._edits import (
@@ -196,9 +198,32 @@ def _attributes_only(facts: Facts, model: cst.BaseExpression) -> bool:
 
 def is_migrated_optimizer(facts: Facts, receiver: Expr, migrated: Collection[cst.CSTNode]) -> bool:
     """Returns whether `receiver` holds, when read, one of the `migrated` LossScaleOptimizer calls (`Facts.held_value`:
-    a name bound once or last rebound to it, `self.x` set once, a compiled model's `optimizer`, a function's return)."""
-    value = facts.held_value(receiver)
+    a name bound once or last rebound to it, `self.x` set once, a compiled model's `optimizer`, a function's return),
+    or may hold only one wrap and optimizers no TF 2.4 API wrapped (`only_wrap`)."""
+    value = traced_value(facts, receiver)
     return value is not None and value in migrated
+
+
+def traced_value(facts: Facts, receiver: Expr) -> cst.CSTNode | None:
+    """What a TF 2.4 loop method or `loss_scale` on `receiver` runs on: `Facts.held_value`, else `only_wrap`."""
+    value = facts.held_value(receiver)
+    return value if value is not None else only_wrap(facts, receiver)
+
+
+def only_wrap(facts: Facts, receiver: Expr) -> cst.Call | None:
+    """The one call of a TF 2.4 name among the values `receiver` may hold (`Facts.possible_values`), where it may hold
+    that call's object or optimizers no call of a TF 2.4 name built (`opt = SGD()`, then `if amp: opt =
+    LossScaleOptimizer(opt)`); else None.
+
+    Only a loss-scale optimizer has TF 2.4's loop methods and `loss_scale` (a plain optimizer raises AttributeError), so
+    such a call on `receiver` that runs, runs on that wrap; a guarded one runs on it or not at all.
+    """
+    values = facts.possible_values(receiver)
+    if not values:
+        return None
+    sites = {node for node, _ in facts.sites}
+    wraps = [value for value in values if isinstance(value, cst.Call) and (value.func in sites or value in sites)]
+    return wraps[0] if len(wraps) == 1 else None
 
 
 def plan_loops(facts: Facts, loops: Sequence[cst.Call], migrated: Collection[cst.CSTNode]) -> Plan:
@@ -220,7 +245,7 @@ def _plan_loop(facts: Facts, call: cst.Call, out: Draft) -> None:
     """Plans the Keras 3 custom-loop rewrites for one `x.get_*scaled*` call on a migrated optimizer."""
     assert isinstance(call.func, cst.Attribute)
     method = call.func.attr.value
-    if len(call.args) != 1 or call.args[0].star or call.args[0].keyword is not None:
+    if not _one_argument(call):
         out.warn(call, w.BAD_ARGUMENTS)
         return
     if method == "get_scaled_loss":
@@ -244,7 +269,7 @@ def _plan_untraced(facts: Facts, calls: list[cst.Call], out: Draft) -> None:
     if (
         "get_scaled_loss" in methods
         and "get_unscaled_gradients" in methods
-        and all(len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None for call in calls)
+        and all(_one_argument(call) for call in calls)
         and not any(_checked_for_keras2s_class(facts, call) for call in calls)
     ):
         try:
@@ -271,11 +296,11 @@ def plan_other_scale_read(
     facts: Facts, read: cst.Attribute, migrated: Collection[cst.CSTNode], on_shim: Collection[cst.CSTNode]
 ) -> Plan:
     """`opt.loss_scale` on Keras 3: renamed where `opt` is provably Keras 3's class (a `migrated` call not moved to
-    our class, `on_shim`), else warned."""
+    our class, `on_shim`; `traced_value`), else warned."""
     parent = facts.parent(read)
     if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.Del)):
         return Plan()
-    value = facts.held_value(read.value)
+    value = traced_value(facts, read.value)
     if value is not None and value in on_shim:
         return Plan()
     if value is not None and value in migrated:
@@ -296,7 +321,7 @@ def plan_wrap_scale_reads(
     edits) is not such a wrap."""
     parts = []
     for read in reads:
-        value = facts.held_value(read.value)
+        value = traced_value(facts, read.value)
         if value is not None and value in migrated and not isinstance(replace.get(value), FoldFactor):
             parts.append(plan_other_scale_read(facts, read, migrated, on_shim))
     return merged(parts)
@@ -324,9 +349,18 @@ def _apply_unscaled(out: Draft, uses: list[cst.CSTNode], source: cst.Name | None
     out.drop_statements.add(drop)
 
 
+def _one_argument(call: cst.Call) -> bool:
+    """Whether the loop call `call` passes one argument, by position or by TF 2.4's name for it (`loss=`)."""
+    if len(call.args) != 1 or call.args[0].star:
+        return False
+    keyword = call.args[0].keyword
+    method = cst.ensure_type(call.func, cst.Attribute).attr.value
+    return keyword is None or keyword.value == _mapping.LOOP_PARAMETERS.get(method)
+
+
 def _loop_problem(facts: Facts, call: cst.Call) -> str | None:
     """Why a loop call on a provably migrated optimizer cannot be rewritten for Keras 3, or None."""
-    if len(call.args) != 1 or call.args[0].star or call.args[0].keyword is not None:
+    if not _one_argument(call):
         return w.BAD_ARGUMENTS
     if cst.ensure_type(call.func, cst.Attribute).attr.value == "get_scaled_loss":
         return None
@@ -465,7 +499,7 @@ def _unscaled_rewrite(
         uses.append(access.node)
     if not uses:
         raise Unsafe(w.UNSCALED_GRADIENTS_USED)
-    guard = line if len(block.body) > 1 else _lone_guard(facts, block) if untraced else None
+    guard = line if len(block.body) > 1 else _lone_guard(facts, block)
     if guard is None and untraced and target == source_name:
         guard = line  # its block keeps `pass`
     if guard is not None and target == source_name:

@@ -72,6 +72,17 @@ class Recorder:
         return out
 
 
+def record_loop(step, variables, optimizer, features, targets):
+    """Runs `step(x, y)` on each batch and returns the run's result; `optimizer` gives the optimizer (a callable, read
+    after each step)."""
+    recorder = Recorder()
+    for x, y in zip(features, targets):
+        before = weights_of(variables)
+        step(x, y)
+        recorder.step_done(optimizer(), before, weights_of(variables))
+    return recorder.result(optimizer(), variables)
+
+
 def emit(result, path):
     """Writes `result` as JSON to `path`, or to stdout."""
     text = json.dumps(result, indent=1, sort_keys=True) + "\n"

@@ -18,8 +18,9 @@ def _findings(source: str, target: str = "keras3") -> dict[str, list[w.Finding]]
     return out
 
 
-# Modelled on TF 2.x trainer classes that wrap the optimizer behind a flag (`self.optimizer = Adam(...)`, then
-# `if mixed: self.optimizer = LossScaleOptimizer(self.optimizer)`); our own code.
+# Modelled on TF 2.x trainer classes that wrap the optimizer behind a flag (`self.optimizer = <settings>`, then
+# `if mixed: self.optimizer = LossScaleOptimizer(self.optimizer)`); our own code. The first value is an attribute of
+# another object, which the codemod does not follow (an `Adam(...)` there is followed: test_branch_wrap_runs.py).
 _SET_TWICE = """\
     import tensorflow as tf
     from tensorflow.keras.mixed_precision import experimental as mixed_precision
@@ -28,7 +29,7 @@ _SET_TWICE = """\
     class Trainer:
         def __init__(self, model, mixed):
             self.model = model
-            self.optimizer = tf.keras.optimizers.Adam(1e-3)
+            self.optimizer = model.settings.optimizer
             if mixed:
                 self.optimizer = mixed_precision.LossScaleOptimizer(self.optimizer, loss_scale="dynamic")
 
@@ -44,9 +45,9 @@ def test_lsc120_names_the_second_binding_of_a_self_attribute_and_the_edit():
     (finding,) = _findings(_SET_TWICE)[w.LOOP_SHIM_NOTE]
     assert finding.detail == (
         (
-            "The loop call at line 13 is not traced: `.optimizer` is set at lines 8, 10. To unlock it, set "
-            "`self.optimizer` once, to the LossScaleOptimizer itself, and keep the plain optimizer (or the other "
-            "value) under another attribute."
+            "The loop call at line 13 is not traced: `.optimizer` is set at lines 8, 10, and the codemod does not "
+            "follow `model.settings.optimizer` (line 8). To unlock it, set `self.optimizer` once, to the "
+            "LossScaleOptimizer itself, and keep the plain optimizer (or the other value) under another attribute."
         ),
     )
     assert finding.message.endswith(finding.detail[0])
@@ -54,7 +55,7 @@ def test_lsc120_names_the_second_binding_of_a_self_attribute_and_the_edit():
 
 def test_the_named_edit_unlocks_the_modern_rewrite():
     unlocked = _SET_TWICE.replace(
-        "            self.optimizer = tf.keras.optimizers.Adam(1e-3)\n"
+        "            self.optimizer = model.settings.optimizer\n"
         "            if mixed:\n"
         '                self.optimizer = mixed_precision.LossScaleOptimizer(self.optimizer, loss_scale="dynamic")\n',
         "            self.optimizer = mixed_precision.LossScaleOptimizer(\n"
@@ -91,7 +92,7 @@ def test_a_rebinding_in_a_branch_names_every_line():
     source = """\
         import tensorflow as tf
 
-        opt = tf.keras.optimizers.SGD()
+        opt = settings.optimizer
         if amp:
             opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, "dynamic")
 
@@ -103,6 +104,7 @@ def test_a_rebinding_in_a_branch_names_every_line():
         """
     (finding,) = _findings(source)[w.LOOP_SHIM_NOTE]
     assert "The loop call at line 9 is not traced: `opt` is bound again at line 5 (first at line 3)" in finding.message
+    assert "the codemod does not follow `settings.optimizer` (line 3)" in finding.message
     assert "bind the LossScaleOptimizer once to a name of its own" in finding.message
 
 
@@ -177,13 +179,14 @@ def test_a_traced_loop_whose_gradients_are_not_a_name_names_the_unscale_call():
 
 def test_a_self_attribute_set_from_a_rebound_parameter_names_both_lines():
     # Modelled on OpenNMT-tf's trainer (`if mixed: optimizer = LossScaleOptimizer(optimizer)`, then
-    # `self._optimizer = optimizer`); our own code.
+    # `self._optimizer = optimizer`), the optimizer read from an object the codemod does not follow; our own code.
     source = """\
         import tensorflow as tf
 
 
         class Trainer:
-            def __init__(self, optimizer, mixed):
+            def __init__(self, settings, mixed):
+                optimizer = settings.optimizer
                 if mixed:
                     optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, "dynamic")
                 self._optimizer = optimizer
@@ -193,7 +196,7 @@ def test_a_self_attribute_set_from_a_rebound_parameter_names_both_lines():
                 self._optimizer.apply_gradients(zip(tape.gradient(scaled, variables), variables))
         """
     (finding,) = _findings(source)[w.LOOP_SHIM_NOTE]
-    assert "`self._optimizer` is set at line 8 to `optimizer`, and `optimizer` is bound again at line 7" in (
+    assert "`self._optimizer` is set at line 9 to `optimizer`, and `optimizer` is bound again at line 8" in (
         finding.message
     )
 
@@ -212,3 +215,28 @@ def test_super_as_a_receiver_says_how_to_mark_the_line():
     found = _findings(source)
     finding = next(f for code in (w.TF24_CALL_NOT_PROVEN,) for f in found.get(code, []))
     assert "`super()` is the base class" in finding.message and "# lossscale-compat: ignore" in finding.message
+
+
+def test_a_wrapper_classs_own_loop_method_on_self_is_not_a_loop_call():
+    # Modelled on GAN trainers' optimizer wrapper classes, which define `get_unscaled_gradients` and call it on
+    # `self`; our own code. The wrap's own unscaled gradients are returned, which blocks the rewrite, not `self`.
+    source = """\
+        import tensorflow as tf
+
+
+        class Optimizer:
+            def __init__(self, model, mixed):
+                self.model = model
+                self.optimizer = tf.keras.optimizers.Adam(1e-3)
+                if mixed:
+                    self.optimizer = tf.keras.mixed_precision.experimental.LossScaleOptimizer(self.optimizer, "dynamic")
+
+            def get_unscaled_gradients(self, scaled_gradients):
+                return self.optimizer.get_unscaled_gradients(scaled_gradients)
+
+            def minimize(self, scaled_loss, tape):
+                gradients = self.get_unscaled_gradients(tape.gradient(scaled_loss, self.model.trainable_variables))
+                self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
+        """
+    (finding,) = _findings(source)[w.LOOP_SHIM_NOTE]
+    assert "The loop is traced, but the unscaled gradients of the call at line 12" in finding.message

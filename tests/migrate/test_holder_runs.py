@@ -59,10 +59,7 @@ def batches(variables, optimizer, recorder):
 
 
 def record(step, variables, optimizer):
-    recorder = _harness.Recorder()
-    for x, y in batches(variables, optimizer, recorder):
-        step(x, y)
-    return recorder.result(optimizer(), variables)
+    return _harness.record_loop(step, variables, optimizer, features, targets)
 
 
 held = trainer.Trainer(dense(80), types.SimpleNamespace(learning_rate=0.05))
@@ -83,12 +80,38 @@ _harness.emit(result, args.json)
 """
 
 
-def _run(directory: Path, env: dict, legacy: bool) -> dict:
-    out = directory / "result.json"
-    command = [sys.executable, *(["-m", "lossscale_compat", "run"] if legacy else []), "driver.py", "--json", str(out)]
+def _run(directory: Path, name: str, env: dict, legacy: bool) -> dict:
+    out = directory / f"{name}.json"
+    command = [sys.executable, *(["-m", "lossscale_compat", "run"] if legacy else []), f"{name}.py", "--json", str(out)]
     done = subprocess.run(command, check=False, cwd=directory, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())
+
+
+def migrate_and_run(tmp_path: Path, program: str) -> tuple[str, str, dict, dict]:
+    """Migrates `program` for the target this stack serves and runs it, and the original in legacy mode: (target,
+    migrated source, the migrated run's result, the original's)."""
+    target = "keras3" if _target_env("keras3") is not None else "tf_keras"
+    env = _target_env(target)
+    assert env is not None
+    shutil.copy(EXAMPLES / "_harness.py", tmp_path / "_harness.py")
+    (tmp_path / "original.py").write_text(program)
+    result = migrate_source(program.encode(), target, "original.py")
+    assert result.status == "changed", result.error
+    new = result.new.decode()
+    (tmp_path / "migrated.py").write_text(new)
+    return target, new, _run(tmp_path, "migrated", env, legacy=False), _run(tmp_path, "original", env, legacy=True)
+
+
+def assert_trains_alike(got: dict, want: dict) -> None:
+    """Each loop's steps, skipped steps, loss scales and weights are the same in both runs."""
+    assert set(got) == set(want)
+    for name, expected in want.items():
+        for key in ("steps", "skipped", "loss_scale"):
+            assert got[name][key] == expected[key], (name, key)
+        assert len(got[name]["weights"]) == len(expected["weights"]), name
+        for observed, recorded in zip(got[name]["weights"], expected["weights"]):
+            assert observed == pytest.approx(recorded, rel=1e-6, abs=1e-7), name
 
 
 def test_migrated_holder_loops_train_as_the_original_in_legacy_mode(tmp_path):
@@ -107,13 +130,9 @@ def test_migrated_holder_loops_train_as_the_original_in_legacy_mode(tmp_path):
         if target == "keras3":  # every loop is on Keras 3's own class
             assert "lossscale_compat" not in new and "get_scaled_loss" not in new, new
         (tmp_path / "migrated" / f"{name}.py").write_text(new)
-    want = _run(tmp_path / "original", env, legacy=True)
-    got = _run(tmp_path / "migrated", env, legacy=False)
-    assert set(got) == set(want) == {"self", "compiled", "factory"}
+    want = _run(tmp_path / "original", "driver", env, legacy=True)
+    got = _run(tmp_path / "migrated", "driver", env, legacy=False)
+    assert set(want) == {"self", "compiled", "factory"}
     for name, expected in want.items():
         assert expected["skipped"] == [2] and len(set(expected["loss_scale"])) == 2, (name, expected)
-        for key in ("steps", "skipped", "loss_scale"):
-            assert got[name][key] == expected[key], (name, key)
-        assert len(got[name]["weights"]) == len(expected["weights"]), name
-        for observed, recorded in zip(got[name]["weights"], expected["weights"]):
-            assert observed == pytest.approx(recorded, rel=1e-6, abs=1e-7), name
+    assert_trains_alike(got, want)

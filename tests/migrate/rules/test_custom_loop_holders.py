@@ -76,8 +76,18 @@ def _stays_on_shim(before: str) -> None:
     assert w.LOOP_SHIM_NOTE in codes
 
 
-def test_self_attribute_set_again_elsewhere_is_not_followed():
-    _stays_on_shim(TRAINER + "\n    def reset(self):\n        self.optimizer = tf.keras.optimizers.SGD(0.1)\n")
+def test_self_attribute_set_again_to_a_plain_optimizer_is_traced_to_the_wrap():
+    # After `reset`, TF 2.4's loop methods raise AttributeError: a loop call that runs, runs on the wrap.
+    reset = "\n    def reset(self):\n        self.optimizer = tf.keras.optimizers.SGD(0.1)\n"
+    check(TRAINER + reset, _TRAINER_KERAS3 + reset)
+
+
+def test_self_attribute_set_again_to_another_wrap_is_not_followed():
+    _stays_on_shim(
+        TRAINER
+        + "\n    def reset(self):\n"
+        + "        self.optimizer = mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 'dynamic')\n"
+    )
 
 
 def test_self_attribute_set_on_an_instance_outside_the_class_is_not_followed():

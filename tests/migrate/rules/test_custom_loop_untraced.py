@@ -288,9 +288,10 @@ def test_two_receivers_in_one_function_are_rewritten_or_kept_each_as_a_whole():
 
 
 def test_a_loop_call_with_a_keyword_argument_keeps_the_group_warned():
+    """TF 2.4's own name for the argument (`loss=`) is taken (test_custom_loop_branch_wrap.py); another is not."""
     source = """\
         def train_step(opt, tape, loss, variables):
-            scaled = opt.get_scaled_loss(loss=loss)
+            scaled = opt.get_scaled_loss(value=loss)
             grads = opt.get_unscaled_gradients(tape.gradient(scaled, variables))
             opt.apply_gradients(zip(grads, variables))
         """
