@@ -158,7 +158,7 @@ class TF24CheckpointNames:
 
     def _warn_if_restoring_slots_without_their_variables(self) -> None:
         """Warns, once per restore into a built inner optimizer, if the checkpoint does not hold, outside the optimizer,
-        every variable that the slots it gives back belong to.
+        every variable whose slots (or, on Keras 3, whose value) it gives back.
 
         TF 2.4 restored a slot only with its variable, so an optimizer-only checkpoint restored into an optimizer that
         had stepped kept that optimizer's own slots (tests/goldens/tf24_stepped_restore.json); today's optimizers give
@@ -172,19 +172,23 @@ class TF24CheckpointNames:
         inner = _flavour.wrapped_optimizer(self)
         if inner is None or _flavour.is_legacy_keras_optimizer(inner) or not _flavour.optimizer_is_built(inner):
             return  # TF 2.4's OptimizerV2 restores slots as TF 2.4 did; an unbuilt one: `_forget_slots_...`
-        count = _slots.slotted_variable_count(inner)
-        found = _flavour.restore_under_way(self) if count else None
+        found = _flavour.restore_under_way(self)
         if found is None:
             return
         nodes, matched, own = found
         children = {child.local_name: child.node_id for child in nodes[own].children}
         inner_node = nodes[children.get("inner_optimizer", own)]
-        restores_values = any(
-            child.local_name == "_trainable_variables" and nodes[child.node_id].children
-            for child in (*nodes[own].children, *inner_node.children)
+        updated = max(  # Keras 3's optimizers checkpoint the variables they update beside their slots
+            (
+                len(nodes[c.node_id].children)
+                for c in (*nodes[own].children, *inner_node.children)
+                if c.local_name == "_trainable_variables"
+            ),
+            default=0,
         )
-        restores_slots = self._other_class_inner() is None
-        if not (restores_slots or restores_values):
+        slotted = _slots.slotted_variable_count(inner) if self._other_class_inner() is None else 0
+        count = max(slotted, updated)
+        if not count:
             return
         held = set()
         for variable in _restored_outside_optimizers(nodes, matched):
@@ -194,14 +198,12 @@ class TF24CheckpointNames:
                 continue
             if len(held) == count:
                 return
-        what = " and ".join(
-            kept for kept, given in (("its slots", restores_slots), ("its saved values", restores_values)) if given
-        )
+        what = " and ".join(kept for kept, given in (("its slots", slotted), ("its saved value", updated)) if given)
         warnings.warn(
             f"This checkpoint is restored into a {_inner_access.tf24_class_name(self)} whose {type(inner).__name__} "
             f"is built, but it does not hold, outside the optimizer, {count - len(held)} of the {count} variables that "
             f"optimizer updates. For each of them today's {type(inner).__name__} takes {what} from the checkpoint, "
-            "where TF 2.4 restored a slot only with its variable and kept this optimizer's own, so training goes on "
+            "where TF 2.4 kept this job's own (it restored a slot only with its variable), so training goes on "
             "differently from TF 2.4. To resume as TF 2.4 did, put the model in the checkpoint when saving and "
             "restoring (`tf.train.Checkpoint(model=model, optimizer=optimizer)`), or restore before the first step.",
             UserWarning,
