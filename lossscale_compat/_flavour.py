@@ -509,8 +509,7 @@ def restore_under_way(trackable: Any) -> tuple[Any, Any, int] | None:
 
 def keras_custom_objects() -> dict[str, Any]:
     """Keras's global custom objects (`custom_object_scope`, `register_keras_serializable`)."""
-    utils = tf.keras.utils
-    getter = getattr(utils, "get_custom_objects", None)
+    getter = getattr(tf.keras.utils, "get_custom_objects", None)
     return dict(getter()) if getter is not None else {}
 
 
@@ -614,8 +613,7 @@ def keras_policy_deserializer_without_policy_v1() -> Any:
 
     Keras 2's turns a `PolicyV1` config into its own `Policy`, as TF 2.4's did.
     """
-    package = keras_policy_class().__module__.rsplit(".", 1)[0]
-    module = sys.modules.get(package)
+    module = sys.modules.get(keras_policy_class().__module__.rsplit(".", 1)[0])
     deserialize = getattr(module, "deserialize", None)
     if deserialize is None:
         return None
@@ -628,8 +626,7 @@ def keras_policy_deserializer_without_policy_v1() -> Any:
 
 def keras_optimizer_without_lr() -> Any:
     """Keras's optimizer base class if it lacks TF 2.4's `lr` alias of `learning_rate` (Keras 3), else None."""
-    optimizer = tf.keras.optimizers.Optimizer
-    return None if hasattr(optimizer, "lr") else optimizer
+    return None if hasattr(tf.keras.optimizers.Optimizer, "lr") else tf.keras.optimizers.Optimizer
 
 
 def keras_apply_gradients_without_name() -> Any:
