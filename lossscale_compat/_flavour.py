@@ -69,15 +69,13 @@ def keras_public_prefix() -> str:
 @functools.cache
 def keras2_loss_scale_optimizer_for_new_optimizers() -> type[Any]:
     """Keras 2's concrete LossScaleOptimizer for `tf.keras.optimizers.Optimizer` (not OptimizerV2)."""
-    module = sys.modules[keras_loss_scale_optimizer().__module__]
-    return module.LossScaleOptimizerV3
+    return sys.modules[keras_loss_scale_optimizer().__module__].LossScaleOptimizerV3
 
 
 @functools.cache
 def keras2_loss_scale_optimizer_for_legacy_optimizers() -> type[Any]:
     """Keras 2's concrete LossScaleOptimizer for `tf.keras.optimizers.legacy` optimizers: TF 2.4's class."""
-    module = sys.modules[keras_loss_scale_optimizer().__module__]
-    return module.LossScaleOptimizer
+    return sys.modules[keras_loss_scale_optimizer().__module__].LossScaleOptimizer
 
 
 # The stack's own `tf.keras.optimizers`, before legacy mode can overlay the name (it imports this module first).
@@ -91,9 +89,7 @@ def current_optimizer_class() -> type[Any]:
 
 def tf24_optimizers_module() -> Any:
     """Keras 2's `tf.keras.optimizers.legacy`, which is TF 2.4's `OptimizerV2` family; None on Keras 3."""
-    if has_keras3_loss_scaling():
-        return None
-    return getattr(STACK_OPTIMIZERS, "legacy", None)
+    return None if has_keras3_loss_scaling() else getattr(STACK_OPTIMIZERS, "legacy", None)
 
 
 def keras_optimizer_base_without_optimizer_v2() -> Any:
@@ -448,8 +444,6 @@ def keras_h5_loader_takes_compile() -> bool:
 
 def keras_loader_takes_safe_mode() -> bool:
     """Whether `load_model` has Keras' own `safe_mode` (Keras 3); Keras 2 and tf_keras run a file's lambdas."""
-    import inspect
-
     try:
         return "safe_mode" in inspect.signature(tf.keras.models.load_model).parameters
     except (TypeError, ValueError):
@@ -501,10 +495,21 @@ def optimizer_variable_index(optimizer: Any, variable: Any) -> int:
     return optimizer._index_dict[optimizer._var_key(variable)]  # Keras 2's new optimizers
 
 
+def restore_under_way(trackable: Any) -> tuple[Any, Any, int] | None:
+    """TensorFlow's restore asking `trackable` for its children: (graph nodes, node id -> matched object, own node)."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        for position in [v for v in frame.f_locals.values() if type(v).__name__ == "CheckpointPosition"]:
+            restore = position.checkpoint
+            if restore.object_by_proto_id.get(position.proto_id) is trackable:
+                return restore.object_graph_proto.nodes, restore.object_by_proto_id, position.proto_id
+        frame = frame.f_back
+    return None
+
+
 def keras_custom_objects() -> dict[str, Any]:
     """Keras's global custom objects (`custom_object_scope`, `register_keras_serializable`)."""
-    utils = tf.keras.utils
-    getter = getattr(utils, "get_custom_objects", None)
+    getter = getattr(tf.keras.utils, "get_custom_objects", None)
     return dict(getter()) if getter is not None else {}
 
 
@@ -609,8 +614,7 @@ def keras_policy_deserializer_without_policy_v1() -> Any:
 
     Keras 2's turns a `PolicyV1` config into its own `Policy`, as TF 2.4's did.
     """
-    package = keras_policy_class().__module__.rsplit(".", 1)[0]
-    module = sys.modules.get(package)
+    module = sys.modules.get(keras_policy_class().__module__.rsplit(".", 1)[0])
     deserialize = getattr(module, "deserialize", None)
     if deserialize is None:
         return None
@@ -623,8 +627,7 @@ def keras_policy_deserializer_without_policy_v1() -> Any:
 
 def keras_optimizer_without_lr() -> Any:
     """Keras's optimizer base class if it lacks TF 2.4's `lr` alias of `learning_rate` (Keras 3), else None."""
-    optimizer = tf.keras.optimizers.Optimizer
-    return None if hasattr(optimizer, "lr") else optimizer
+    return None if hasattr(tf.keras.optimizers.Optimizer, "lr") else tf.keras.optimizers.Optimizer
 
 
 def keras_apply_gradients_without_name() -> Any:
@@ -632,12 +635,7 @@ def keras_apply_gradients_without_name() -> Any:
     `OptimizerV2` subclass hands its own `name` on (`super().apply_gradients(grads_and_vars, name=name)`)."""
     for cls in type.mro(tf.keras.optimizers.Optimizer):
         if "apply_gradients" in vars(cls):
-            try:
-                parameters = inspect.signature(vars(cls)["apply_gradients"]).parameters.values()
-            except (TypeError, ValueError):
-                return None
-            takes = any(p.name == "name" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-            return None if takes else cls
+            return None if accepts_keyword(vars(cls)["apply_gradients"], "name") else cls
     return None
 
 

@@ -7,7 +7,9 @@ TF 2.4 checkpointed a loss-scale optimizer as its inner optimizer's state under 
 
 from __future__ import annotations
 
+import collections
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import tensorflow as tf
@@ -118,7 +120,8 @@ class TF24CheckpointNames:
         if name.startswith(_INNER_CLASS_MARK):  # written first, so it is read before the slots
             self.__dict__["_checkpoint_inner_class"] = (self._update_uid, name[len(_INNER_CLASS_MARK) :])
             return (cached_dependencies or {}).get(name)  # ours when the class is the same
-        if name in ("inner_optimizer", "_variables") and cached_dependencies is not None:
+        if name in _POSITIONAL_SLOTS and cached_dependencies is not None:
+            self._warn_if_restoring_slots_without_their_variables()
             other = self._other_class_inner()
             if other is not None and name == "inner_optimizer":  # Keras 3 checkpoints slots under it
                 return other
@@ -152,6 +155,60 @@ class TF24CheckpointNames:
             # Keras makes some state only when it builds (`momentums`): decided at the first step.
             self.__dict__.setdefault("_tf24_unmatched", set()).add(name)
         return None
+
+    def _warn_if_restoring_slots_without_their_variables(self) -> None:
+        """Warns, once per restore into a built inner optimizer, if the checkpoint does not hold, outside the optimizer,
+        every variable whose slots (or, on Keras 3, whose value) it gives back.
+
+        TF 2.4 restored a slot only with its variable, so an optimizer-only checkpoint restored into an optimizer that
+        had stepped kept that optimizer's own slots (tests/goldens/tf24_stepped_restore.json); today's optimizers give
+        the checkpoint's back by position, and Keras 3's the variables' saved values too. The checkpoint's object
+        graph, walked once per restore along paths that pass no optimizer, says which variables it holds.
+        """
+        restore = self._update_uid
+        if self.__dict__.get("_tf24_stepped_restore") == restore:
+            return
+        self.__dict__["_tf24_stepped_restore"] = restore
+        inner = _flavour.wrapped_optimizer(self)
+        if inner is None or _flavour.is_legacy_keras_optimizer(inner) or not _flavour.optimizer_is_built(inner):
+            return  # TF 2.4's OptimizerV2 restores slots as TF 2.4 did; an unbuilt one: `_forget_slots_...`
+        found = _flavour.restore_under_way(self)
+        if found is None:
+            return
+        nodes, matched, own = found
+        children = {child.local_name: child.node_id for child in nodes[own].children}
+        inner_node = nodes[children.get("inner_optimizer", own)]
+        updated = max(  # Keras 3's optimizers checkpoint the variables they update beside their slots
+            (
+                len(nodes[c.node_id].children)
+                for c in (*nodes[own].children, *inner_node.children)
+                if c.local_name == "_trainable_variables"
+            ),
+            default=0,
+        )
+        slotted = _slots.slotted_variable_count(inner) if self._other_class_inner() is None else 0
+        count = max(slotted, updated)
+        if not count:
+            return
+        held = set()
+        for variable in _restored_outside_optimizers(nodes, matched):
+            try:
+                held.add(_flavour.optimizer_variable_index(inner, variable))
+            except (KeyError, AttributeError, TypeError, ValueError):  # not a variable this optimizer updates
+                continue
+            if len(held) == count:
+                return
+        what = " and ".join(kept for kept, given in (("its slots", slotted), ("its saved value", updated)) if given)
+        warnings.warn(
+            f"This checkpoint is restored into a {_inner_access.tf24_class_name(self)} whose {type(inner).__name__} "
+            f"is built, but it does not hold, outside the optimizer, {count - len(held)} of the {count} variables that "
+            f"optimizer updates. For each of them today's {type(inner).__name__} takes {what} from the checkpoint, "
+            "where TF 2.4 kept this job's own (it restored a slot only with its variable), so training goes on "
+            "differently from TF 2.4. To resume as TF 2.4 did, put the model in the checkpoint when saving and "
+            "restoring (`tf.train.Checkpoint(model=model, optimizer=optimizer)`), or restore before the first step.",
+            UserWarning,
+            stacklevel=1,
+        )
 
     def _other_class_inner(self) -> _OtherClassInner | None:
         """How this restore sees the inner optimizer if the checkpoint names another class (`_INNER_CLASS_MARK`)."""
@@ -255,6 +312,37 @@ def _tf24_slot(inner: Any, variable: Any, slot_name: str) -> Any:
             f"optimizer {type(inner).__name__} keeps no such slot for it ({error}). Build the optimizer "
             "exactly as the TF 2.4 code did before restoring."
         ) from None
+
+
+# Where today's checkpoints keep the inner optimizer's slots, by position: Keras 3 under the inner optimizer, Keras 2's
+# class as its own list. TF 2.4's checkpoints keep each slot with its variable instead.
+_POSITIONAL_SLOTS = frozenset({"inner_optimizer", "_variables"})
+
+
+def _restored_outside_optimizers(nodes: Any, matched: Any) -> Iterator[Any]:
+    """The objects holding values that a restore of checkpoint graph `nodes` reaches from its root along paths that
+    pass no optimizer (Keras 3's also checkpoint the variables they update), breadth first."""
+    queue, seen = collections.deque([(0, matched.get(0))]), {0}
+    while queue:
+        node_id, live = queue.popleft()
+        if live is None or callable(getattr(type(live), "apply_gradients", None)):
+            continue
+        if nodes[node_id].attributes:
+            yield live
+        children = live._trackable_children()
+        for child in nodes[node_id].children:
+            if child.node_id not in seen:
+                seen.add(child.node_id)
+                found = matched.get(child.node_id)
+                queue.append((child.node_id, _lookup(live, child.local_name, children) if found is None else found))
+
+
+def _lookup(trackable: Any, name: str, children: dict[str, Any]) -> Any:
+    """What `trackable` answers a restore for its checkpoint child `name`, or None if it raises."""
+    try:
+        return trackable._lookup_dependency(name, children)
+    except Exception:  # noqa: BLE001 - a layer refusing a name; the restore itself reports it
+        return None
 
 
 # The attributes that hold an optimizer's slots, one entry per variable (`momentums`): in a checkpoint restored

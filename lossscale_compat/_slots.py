@@ -75,6 +75,12 @@ def slot_names(optimizer: Any) -> list[str]:
     return list(_attributes(optimizer))
 
 
+def slotted_variable_count(optimizer: Any) -> int:
+    """How many variables a built optimizer of today's keeps TF 2.4 slots for."""
+    lists = [getattr(optimizer, attribute) for attribute in _attributes(optimizer).values()]
+    return len(lists[0]) if lists else 0
+
+
 def slot_variable(optimizer: Any, variable: Any, slot: str) -> Any:
     """The variable holding TF 2.4 slot `slot` of `variable`."""
     legacy = _flavour.is_legacy_keras_optimizer(optimizer)

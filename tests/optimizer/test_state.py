@@ -1,11 +1,21 @@
 """State survives: TF 2.4.0 checkpoints and H5 files load on every stack; modern checkpoints round-trip."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
 from tf24_goldens import GOLDEN_DIR
-from tf24_optimizers import (KERAS3, OPTIMIZER_GOLDENS, assert_states_differ, assert_states_match,
-                             build_optimizer, linear_model, state, train)
+from tf24_optimizers import (
+    KERAS3,
+    OPTIMIZER_GOLDENS,
+    assert_states_differ,
+    assert_states_match,
+    build_optimizer,
+    linear_model,
+    state,
+    train,
+)
 
 import lossscale_compat
 from lossscale_compat import _flavour
@@ -20,8 +30,9 @@ def test_tf24_checkpoint_restores_and_training_continues_as_on_tf24(case):
     model = linear_model(case)
     optimizer = build_optimizer(case["form"], case["inner"])
     assert_states_differ(case["restored_state_before_first_step"], state(optimizer, model.trainable_variables))
-    restored = lossscale_compat.restore_tf24_checkpoint(str(GOLDEN_DIR / case["path"]), model=model,
-                                                         optimizer=optimizer)
+    restored = lossscale_compat.restore_tf24_checkpoint(
+        str(GOLDEN_DIR / case["path"]), model=model, optimizer=optimizer
+    )
     # Every key lands: TF 2.4's `decay` and `momentum` hyperparameter variables too, set on today's optimizer,
     # whose settings are floats (tests/optimizer/test_restore_hyperparameters.py).
     assert set(restored) == set(case["variables"])
@@ -37,10 +48,14 @@ def test_restore_tf24_checkpoint_of_a_checkpoint_written_on_this_stack_says_so(t
     model, optimizer = linear_model(case), build_optimizer(case["form"], case["inner"])
     train(model, optimizer, case["data_before"]["batches"])
     path = tf.train.Checkpoint(model=model, optimizer=optimizer).write(str(tmp_path / "ckpt"))
-    with pytest.raises(ValueError, match=r"Nothing in .* matched, although \d+ keys start with 'model'/ or "
-                       r"'optimizer'/ .*laid out as today's Keras writes them") as caught:
-        lossscale_compat.restore_tf24_checkpoint(path, model=linear_model(case),
-                                                 optimizer=build_optimizer(case["form"], case["inner"]))
+    with pytest.raises(
+        ValueError,
+        match=r"Nothing in .* matched, although \d+ keys start with 'model'/ or "
+        r"'optimizer'/ .*laid out as today's Keras writes them",
+    ) as caught:
+        lossscale_compat.restore_tf24_checkpoint(
+            path, model=linear_model(case), optimizer=build_optimizer(case["form"], case["inner"])
+        )
     assert "no keys start with" not in str(caught.value)
 
 
@@ -67,8 +82,9 @@ def test_checkpoints_move_between_ours_and_the_stacks_own_class(direction, tmp_p
     model = linear_model(case)
     ours = build_optimizer(case["form"], case["inner"])
     train(model, ours, case["data_before"]["batches"])
-    keras = tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(), initial_scale=ours.initial_scale,
-                                                       dynamic_growth_steps=ours.dynamic_growth_steps)
+    keras = tf.keras.mixed_precision.LossScaleOptimizer(
+        tf.keras.optimizers.SGD(), initial_scale=ours.initial_scale, dynamic_growth_steps=ours.dynamic_growth_steps
+    )
     keras.build(model.trainable_variables)
     source, target = (ours, keras) if direction == "ours_to_keras" else (keras, ours)
     source_scale, source_counter = _flavour.loss_scale_state_variables(source)
@@ -79,7 +95,11 @@ def test_checkpoints_move_between_ours_and_the_stacks_own_class(direction, tmp_p
     saved = (float(source_scale.numpy()), int(source_counter.numpy()))
     assert (float(target_scale.numpy()), int(target_counter.numpy())) != saved
     path = tf.train.Checkpoint(optimizer=source).write(str(tmp_path / "ckpt"))
-    tf.train.Checkpoint(optimizer=target).read(path)
+    # Ours has stepped and the checkpoint does not hold the model: it warns that TF 2.4 kept its own slots
+    # (test_stepped_restore.py).
+    unheld = "does not hold, outside the optimizer"
+    with pytest.warns(UserWarning, match=unheld) if target is ours else contextlib.nullcontext():
+        tf.train.Checkpoint(optimizer=target).read(path)
     assert (float(target_scale.numpy()), int(target_counter.numpy())) == saved
 
 
@@ -110,15 +130,21 @@ def test_keras_format_round_trip_continues_as_on_tf24(case, save, tmp_path):
 def keras3_state(optimizer):
     # Keras 3.0-3.6's own class never advances its `iterations`; its inner optimizer's counts the steps.
     counter = optimizer.inner_optimizer if _flavour.iterations_never_advance(optimizer) else optimizer
-    return (float(optimizer.dynamic_scale.numpy()), int(optimizer.step_counter.numpy()),
-            int(counter.iterations.numpy()), [v.numpy().tolist() for v in optimizer.inner_optimizer.variables])
+    return (
+        float(optimizer.dynamic_scale.numpy()),
+        int(optimizer.step_counter.numpy()),
+        int(counter.iterations.numpy()),
+        [v.numpy().tolist() for v in optimizer.inner_optimizer.variables],
+    )
 
 
 def compiled_model(optimizer_class):
     """A small model compiled with a dynamic loss-scale optimizer of `optimizer_class`."""
     model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(1)])
-    model.compile(optimizer=optimizer_class(tf.keras.optimizers.SGD(0.1, momentum=0.5), initial_scale=8,
-                                            dynamic_growth_steps=3), loss="mse")
+    model.compile(
+        optimizer=optimizer_class(tf.keras.optimizers.SGD(0.1, momentum=0.5), initial_scale=8, dynamic_growth_steps=3),
+        loss="mse",
+    )
     return model
 
 
@@ -153,18 +179,24 @@ def test_keras2_weights_file_without_loss_scale_state_loads(tmp_path):
     source = compiled_model(tf.keras.mixed_precision.LossScaleOptimizer)
     fit_and_save_weights(source, tmp_path / "model.weights.h5")
     target = built(compiled_model(lossscale_compat.KerasLossScaleOptimizer))
-    assert [v.numpy().tolist() for v in target.optimizer.variables] != \
-        [v.numpy().tolist() for v in source.optimizer.variables]
+    assert [v.numpy().tolist() for v in target.optimizer.variables] != [
+        v.numpy().tolist() for v in source.optimizer.variables
+    ]
     target.load_weights(tmp_path / "model.weights.h5")
-    assert [v.numpy().tolist() for v in target.optimizer.variables] == \
-        [v.numpy().tolist() for v in source.optimizer.variables]  # iterations first, then the slots
+    assert [v.numpy().tolist() for v in target.optimizer.variables] == [
+        v.numpy().tolist() for v in source.optimizer.variables
+    ]  # iterations first, then the slots
     assert float(source.optimizer.loss_scale) != target.optimizer.initial_scale
-    assert (float(target.optimizer.loss_scale), int(target.optimizer.dynamic_counter.numpy())) == \
-        (target.optimizer.initial_scale, 0)
+    assert (float(target.optimizer.loss_scale), int(target.optimizer.dynamic_counter.numpy())) == (
+        target.optimizer.initial_scale,
+        0,
+    )
 
 
-@pytest.mark.skipif(not hasattr(tf.keras.Model, "get_state_tree"),
-                    reason="this Keras's Model has no `get_state_tree`: Keras 2 and Keras 3.0-3.5 lack it (3.6 added it)")
+@pytest.mark.skipif(
+    not hasattr(tf.keras.Model, "get_state_tree"),
+    reason="this Keras's Model has no `get_state_tree`: Keras 2 and Keras 3.0-3.5 lack it (3.6 added it)",
+)
 def test_state_tree_round_trips_the_loss_scale():
     """`get_state_tree`/`set_state_tree` carry the loss-scale state, as they do for Keras 3's own class."""
     model = compiled_model(lossscale_compat.KerasLossScaleOptimizer)
@@ -181,18 +213,25 @@ def test_state_tree_round_trips_the_loss_scale():
 
 
 KERAS3_LEGACY_H5 = pytest.mark.xfail(
-    KERAS3, strict=True,
+    KERAS3,
+    strict=True,
     reason="Keras 3's own legacy H5 loader cannot compile TF 2.4's saved training config: it fails on the "
-           "loss 'mse' (\"Could not deserialize 'keras.metrics.mse'\", keras-team/keras#19330) before it reaches "
-           "the optimizer; lossscale_compat.load_tf24_h5 loads it on every stack")
+    "loss 'mse' (\"Could not deserialize 'keras.metrics.mse'\", keras-team/keras#19330) before it reaches "
+    "the optimizer; lossscale_compat.load_tf24_h5 loads it on every stack",
+)
 
 
 def keras_load_model(path):
     return tf.keras.models.load_model(path)
 
 
-@pytest.mark.parametrize("load", [pytest.param(keras_load_model, marks=KERAS3_LEGACY_H5, id="keras_load_model"),
-                                  pytest.param(lossscale_compat.load_tf24_h5, id="load_tf24_h5")])
+@pytest.mark.parametrize(
+    "load",
+    [
+        pytest.param(keras_load_model, marks=KERAS3_LEGACY_H5, id="keras_load_model"),
+        pytest.param(lossscale_compat.load_tf24_h5, id="load_tf24_h5"),
+    ],
+)
 def test_tf24_h5_loads_with_its_optimizer_and_trains_on(load):
     """TF 2.4.0's H5 file loads with its loss-scale optimizer and state, and the next epoch matches TF 2.4.0's."""
     model = load(str(GOLDEN_DIR / H5["path"]))
@@ -202,23 +241,32 @@ def test_tf24_h5_loads_with_its_optimizer_and_trains_on(load):
     assert optimizer.dynamic is loaded["optimizer"]["dynamic"]
     assert float(optimizer.loss_scale) == loaded["optimizer"]["loss_scale"]  # TF 2.4 reset the scale too
     assert int(optimizer.iterations.numpy()) == loaded["optimizer"]["iterations"]
-    np.testing.assert_allclose(model.predict(np.array(H5["predict_x"], np.float32), verbose=0),
-                               loaded["predictions"], rtol=1e-6)
+    np.testing.assert_allclose(
+        model.predict(np.array(H5["predict_x"], np.float32), verbose=0), loaded["predictions"], rtol=1e-6
+    )
     assert len(optimizer.get_weights()) == len(loaded["optimizer_weights"])
     for got, want in zip(optimizer.get_weights(), loaded["optimizer_weights"]):
         np.testing.assert_allclose(got, want, rtol=1e-6)
     data = H5["data"]
-    history = model.fit(np.array(data["x"], np.float32), np.array(data["y"], np.float32),
-                        batch_size=data["batch_size"], epochs=1, shuffle=False, verbose=0)
+    history = model.fit(
+        np.array(data["x"], np.float32),
+        np.array(data["y"], np.float32),
+        batch_size=data["batch_size"],
+        epochs=1,
+        shuffle=False,
+        verbose=0,
+    )
     after = H5["loaded_after_one_more_epoch"]
     np.testing.assert_allclose(history.history["loss"], after["history_loss"], rtol=1e-5)
-    assert_states_match([{k: v for k, v in after.items() if k != "history_loss"}],
-                        [state(optimizer, model.trainable_variables)])
+    assert_states_match(
+        [{k: v for k, v in after.items() if k != "history_loss"}], [state(optimizer, model.trainable_variables)]
+    )
 
 
 @pytest.mark.skipif(not KERAS3, reason="Keras 2's H5 loader takes `compile` itself")
 def test_the_gate_says_whether_load_model_passes_compile_to_the_h5_loader(tmp_path):
     """`keras_h5_loader_takes_compile` matches what `load_model(compile=False)` does with an H5 file it cannot compile."""
+
     def unknown_loss(y_true, y_pred):
         return tf.reduce_mean(y_pred - y_true)
 

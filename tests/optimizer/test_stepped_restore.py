@@ -5,14 +5,14 @@ second job steps twice, then restores the first job's checkpoint. From an optimi
 `iterations`, the loss scale and its counter at once and kept the job's own Adam slots (it checkpointed a slot only
 with its variable); from one that also holds the model, the slots and weights too. Then both train on.
 
-Today's optimizers give a checkpoint's slots back by position, and a restore cannot tell whether the model is in the
-same checkpoint: with the model the resume matches TF 2.4.0 throughout; without it the job goes on from the saved
-slots instead of its own. Nothing warns: a warning could not tell the two apart, and would fire on every correct
-restore (TF 2.4's own checkpoint test among them); docs/optimizer.md names the difference and the ways out. Over TF
-2.4's `OptimizerV2` (a legacy inner optimizer) TensorFlow restores slots as TF 2.4 did.
+Today's optimizers give a checkpoint's slots back by position: with the model the resume matches TF 2.4.0 throughout;
+without it the job goes on from the saved slots instead of its own. The restore reads the checkpoint's object graph to
+tell the two apart and warns only when the checkpoint does not hold the variables (docs/optimizer.md). Over TF 2.4's
+`OptimizerV2` (a legacy inner optimizer) TensorFlow restores slots as TF 2.4 did.
 """
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -37,6 +37,16 @@ BATCHES = GOLDEN["batches"]
 def build(form):
     return program.build(FORMS[form])
 
+
+UNHELD = "does not hold, outside the optimizer, 2 of the 2 variables"
+
+
+def restore_warnings(checkpoint, prefix):
+    """The messages of the warnings `checkpoint.restore(prefix)` gives."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        checkpoint.restore(prefix)
+    return [str(warning.message) for warning in caught]
 
 
 def assert_state(model, optimizer, want, label):
@@ -66,7 +76,8 @@ def test_restore_into_a_stepped_optimizer_as_tf24(form, checkpoint, tmp_path):
     train(second_model, second, BATCHES["second_job_own"])
     assert_state(second_model, second, want["before_restore"], "before the restore")
     restored = {"model": second_model} if checkpoint == "with_model" else {}
-    tf.train.Checkpoint(steps=tf.Variable(0), optimizer=second, **restored).restore(prefix)
+    told = restore_warnings(tf.train.Checkpoint(steps=tf.Variable(0), optimizer=second, **restored), prefix)
+    assert len([message for message in told if UNHELD in message]) == (checkpoint == "optimizer_only"), told
     if checkpoint == "with_model":
         assert_state(second_model, second, want["after_restore"], "after the restore")
         train(second_model, second, BATCHES["after_restore"])
@@ -80,3 +91,29 @@ def test_restore_into_a_stepped_optimizer_as_tf24(form, checkpoint, tmp_path):
     assert_state(second_model, second, differs, "after the restore, the checkpoint's slots")
     assert want["after_restore"]["slots"] != want["saved"]["slots"]  # TF 2.4.0 kept the job's own
 
+
+def test_a_checkpoint_holding_the_model_restored_without_it_warns(tmp_path):
+    """TF 2.4 restored a slot only with a variable the restore matched: with the model in the file but not in the
+    restoring `tf.train.Checkpoint`, it kept the job's own slots (the golden's `model_saved_not_restored`)."""
+    want = GOLDEN["model_saved_not_restored"]
+    assert want["after_restore"]["slots"] == want["before_restore"]["slots"] != want["saved"]["slots"]
+    model, optimizer = build("keras")
+    train(model, optimizer, BATCHES["first_job"])
+    prefix = tf.train.Checkpoint(steps=tf.Variable(3), optimizer=optimizer, model=model).save(str(tmp_path / "c"))
+    second_model, second = build("keras")
+    train(second_model, second, BATCHES["second_job_own"])
+    told = restore_warnings(tf.train.Checkpoint(steps=tf.Variable(0), optimizer=second), prefix)
+    assert len([message for message in told if UNHELD in message]) == 1, told
+    for name, slots in want["saved"]["slots"].items():  # the named difference: the checkpoint's slots
+        got = [_slots.slot_variable(second.inner_optimizer, v, name).numpy() for v in second_model.trainable_variables]
+        for got_slot, want_slot in zip(got, slots):
+            np.testing.assert_allclose(got_slot, want_slot, rtol=2e-5, atol=2e-6, err_msg=f"slot {name}")
+
+
+def test_a_restore_before_the_first_step_does_not_warn_of_slots_held_outside(tmp_path):
+    model, optimizer = build("keras")
+    train(model, optimizer, BATCHES["first_job"])
+    prefix = tf.train.Checkpoint(optimizer=optimizer, model=model).save(str(tmp_path / "c"))
+    fresh_model, fresh = build("keras")
+    told = restore_warnings(tf.train.Checkpoint(optimizer=fresh, model=fresh_model), prefix)
+    assert not [message for message in told if "outside the optimizer" in message], told

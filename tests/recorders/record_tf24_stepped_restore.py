@@ -8,9 +8,10 @@ The shape is a trainer's resume into a live job (TensorFlowTTS's `load_checkpoin
 again): a first job trains `LossScaleOptimizer(Adam(0.05), "dynamic")` over a dense layer for three batches and
 saves `tf.train.Checkpoint(steps=..., optimizer=...)` (optimizer only) and, beside it, one that also holds the model.
 A second job, a new model with the same starting weights and a new optimizer, takes two steps of its own (the second
-overflows, so its scale halves) and then restores each checkpoint and trains three more batches (one overflows). For
-each it writes, to tests/goldens/tf24_stepped_restore.json: `iterations`, the loss scale and its counter, Adam's
-slots and the weights before the restore, right after it, and after the last step.
+overflows, so its scale halves) and then restores each checkpoint and trains three more batches (one overflows). The
+checkpoint with the model is also restored without it (`model_saved_not_restored`: the model is in the file, not in
+the restoring `tf.train.Checkpoint`). For each it writes, to tests/goldens/tf24_stepped_restore.json: `iterations`, the
+loss scale and its counter, Adam's slots and the weights before the restore, right after it, and after the last step.
 """
 
 import os
@@ -45,7 +46,7 @@ def state(model, optimizer):
     }
 
 
-def record(with_model, directory):
+def record(with_model, directory, restore_model=None):
     model, optimizer = build()
     train(model, optimizer, FIRST_JOB)
     saved = {"model": model} if with_model else {}
@@ -55,7 +56,7 @@ def record(with_model, directory):
     second_model, second = build()
     train(second_model, second, SECOND_JOB_OWN)
     result = {"saved": state(model, optimizer), "before_restore": state(second_model, second)}
-    restored = {"model": second_model} if with_model else {}
+    restored = {"model": second_model} if (with_model if restore_model is None else restore_model) else {}
     tf.train.Checkpoint(steps=tf.Variable(0), optimizer=second, **restored).restore(prefix)
     result["after_restore"] = state(second_model, second)
     train(second_model, second, AFTER_RESTORE)
@@ -68,5 +69,6 @@ with tempfile.TemporaryDirectory() as tmp:
         "batches": {"first_job": FIRST_JOB, "second_job_own": SECOND_JOB_OWN, "after_restore": AFTER_RESTORE},
         "optimizer_only": record(False, tmp),
         "with_model": record(True, tmp),
+        "model_saved_not_restored": record(True, tmp, restore_model=False),
     }
 tf24_recording.write_goldens("tf24_stepped_restore.json", "record_tf24_stepped_restore.py", data)
