@@ -20,8 +20,9 @@ def test_each_kind_of_reason_is_recognised_and_an_unlisted_one_is_not():
 
 def test_a_skip_for_an_unlisted_reason_fails_the_run(pytester):
     pytester.syspathinsert(Path(skip_reasons.__file__).parent)
+    # A module name no test file of the suite has: pytest imports both as top-level modules (tests/trace/test_skips.py).
     pytester.makepyfile(
-        test_skips="""
+        test_audited_skips="""
 import pytest
 
 def test_listed():
