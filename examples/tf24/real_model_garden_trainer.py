@@ -1,18 +1,20 @@
 """tensorflow/models' (Model Garden's) custom-loop trainer interrupted mid-training: a `CheckpointManager` counting
 by the optimizer's `iterations` and `restore_or_initialize` before the optimizer has variables, then training on.
 
-Models tensorflow/models of the TF 2.4 era: official/modeling/performance.py (`configure_optimizer` wrapping with
-`tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale=...)`),
-official/vision/image_classification/resnet/resnet_runnable.py (`self.global_step = self.optimizer.iterations`,
-`tf.train.Checkpoint(model=..., optimizer=...)`, a `strategy.run` step with a tape over `get_scaled_loss` and
-`get_unscaled_gradients`) and resnet_ctl_imagenet_main.py with orbit/controller.py (`tf.train.CheckpointManager(
-checkpoint, model_dir, max_to_keep=..., step_counter=global_step, checkpoint_interval=...)`,
-`restore_or_initialize()` when the controller starts, a `tf.function` loop of `steps_per_loop` steps, a checkpoint
-saved after a loop once the interval has passed). Our own code: a small dense regressor under `mixed_float16` and a
-`OneDeviceStrategy`, Adam with a piecewise-constant rate, `steps_per_loop=1` so that each step is recorded. The
-resumed run is preempted one step after its last checkpoint (saved at steps 1, 3 and 5); a new job restores it and
-redoes that step (its lost record is dropped). Batches that overflow float16 are skipped on both sides of the resume. Each run also records the
-loss scale's counter and Adam's slots at the end; the resumed one what `restore_or_initialize` gave back.
+Models tensorflow/models at commit 3b998e4f279a41d7490eb270a697b17e80e6fd38: official/modeling/performance.py
+(`configure_optimizer` wrapping with `tf.keras.mixed_precision.experimental.LossScaleOptimizer(optimizer,
+loss_scale=...)`), official/vision/image_classification/resnet/resnet_runnable.py (`self.global_step =
+self.optimizer.iterations` taken before the wrap, `tf.train.Checkpoint(model=..., optimizer=...)`, a `strategy.run`
+step with a tape over `get_scaled_loss` and `get_unscaled_gradients`) and resnet_ctl_imagenet_main.py with Orbit's
+controller (`tf.train.CheckpointManager(checkpoint, directory=model_dir, max_to_keep=..., step_counter=global_step,
+checkpoint_interval=...)`, `restore_or_initialize()` when the controller starts, a `tf.function` loop of
+`steps_per_loop` steps, a checkpoint saved after a loop once the interval has passed). The restore runs in the
+strategy's scope: the slots it creates must be, on TF 2.4. Our
+own code: a small dense regressor under `mixed_float16` and a `OneDeviceStrategy`, Adam with a piecewise-constant
+rate, `steps_per_loop=1` so that each step is recorded. The resumed run is preempted one step after its last
+checkpoint (saved at steps 1, 3 and 5); a new job restores it and redoes that step (its lost record is dropped).
+Batches that overflow float16 are skipped on both sides of the resume. Each run also records the loss scale's
+counter and Adam's slots at the end; the resumed one what `restore_or_initialize` gave back.
 """
 
 import tempfile
