@@ -12,7 +12,7 @@ PROGRAMS = ("custom_loop", "fit", "fixed_scale", "dynamic_loss_scale_object",
             # Programs modelled on public TF 2.4-era training code (each names the repository and commit).
             "real_mp_guide", "real_resnet_ctl", "real_transformer_rewrite", "real_efficientdet", "real_deblur_gan",
             "real_classifier_trainer", "real_albert_accumulation",
-            "real_dreamer_optimizer", "real_tts_trainer", "real_opennmt_trainer")
+            "real_dreamer_optimizer", "real_tts_trainer", "real_opennmt_trainer", "real_model_garden_trainer")
 # Extra flags for the recording run: these first write the TF 2.4.0 checkpoints they resume from.
 RECORDING_FLAGS = {"restore_checkpoint": ["--write-checkpoint"], "load_weights": ["--write-checkpoint"]}
 

@@ -38,6 +38,7 @@ PROGRAMS = {
     "real_dreamer_optimizer": "float16",
     "real_tts_trainer": "adam",
     "real_opennmt_trainer": "float16",
+    "real_model_garden_trainer": "float16",
 }
 TARGETS = ("keras3", "tf_keras")
 STACK = "keras3" if _flavour.has_keras3_loss_scaling() else "keras2"
@@ -129,13 +130,16 @@ def assert_trains_like_tf24(got: dict, want: dict, kind: str, keras3_iterations:
 
 # Programs that checkpoint their optimizer: on Keras 3.0, whose optimizers are not TensorFlow trackables, our
 # loss-scale optimizer refuses the checkpoint with this error instead of leaving its state out.
-CHECKPOINTING = {"real_tts_trainer", "real_opennmt_trainer"}
+CHECKPOINTING = {"real_tts_trainer", "real_opennmt_trainer", "real_model_garden_trainer"}
 # Programs whose TF 2.4 behaviour depends on `OptimizerV2` (docs/codemod.md): migrated for tf_keras, they build
 # `tf.keras.optimizers.legacy.*` (LSC153), as legacy mode gives them.
 ON_OPTIMIZER_V2 = {
     "real_tts_trainer": "AdamWeightDecay overrides apply_gradients(grads_and_vars, clip_norm, ...)",
     "real_opennmt_trainer": "it calls get_gradients and checkpoints the optimizer",
 }
+# Programs that are interrupted and resume from a checkpoint of the model and the optimizer: on TF 2.4.0 their
+# `resumed` run ended exactly as their `uninterrupted` one (slots included where recorded).
+RESUMES_LIKE_UNINTERRUPTED = {"real_opennmt_trainer", "real_model_garden_trainer"}
 _UNTRACKABLE = "cannot be saved in or restored from a TensorFlow checkpoint on Keras 3.0"
 
 
@@ -181,6 +185,23 @@ def test_goldens_exercise_skips_and_scale_changes():
             assert run["skipped"], (name, label)
             assert len(set(run["loss_scale"])) > 1, (name, label)
             assert run["iterations"] == run["steps"], (name, label)  # TF 2.4 counted skipped steps
+        if name in RESUMES_LIKE_UNINTERRUPTED:
+            assert_resumed_like_uninterrupted(_golden(name), "float32")
+
+
+def assert_resumed_like_uninterrupted(result: dict, kind: str) -> None:
+    """The `resumed` run ends as the `uninterrupted` one: every recorded value but what the restore gave back."""
+    resumed, uninterrupted = result["resumed"], result["uninterrupted"]
+    assert set(resumed) - {"restored"} == set(uninterrupted)
+    bound = _bound(kind, resumed["steps"])
+    for key, value in uninterrupted.items():
+        if key == "weights":
+            for got_w, want_w in zip(resumed[key], value):
+                np.testing.assert_allclose(got_w, want_w, rtol=bound, atol=bound, err_msg=key)
+        elif key == "slots":
+            np.testing.assert_allclose(resumed[key], value, rtol=bound, atol=bound, err_msg=key)
+        else:
+            assert resumed[key] == value, f"resumed {key}: {resumed[key]} != uninterrupted {value}"
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -191,6 +212,8 @@ def test_real_program_runs_unmodified_in_legacy_mode_as_on_tf24(name, tmp_path, 
     got = _run(EXAMPLES / f"{name}.py", tmp_path / f"{name}.json", env, legacy=True)
     if got is not None:
         assert_trains_like_tf24(got, _golden(name), PROGRAMS[name])
+        if name in RESUMES_LIKE_UNINTERRUPTED:
+            assert_resumed_like_uninterrupted(got, "float32")
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -210,6 +233,8 @@ def test_real_program_migrated_runs_as_on_tf24(name, target, tmp_path, request):
     # (Keras 3.0-3.6's counts no step at all); lossscale_compat's classes count them, as TF 2.4 did. Each is a
     # documented contract; nothing else is.
     assert_trains_like_tf24(got, _golden(name), PROGRAMS[name], keras3_iterations=target == "keras3")
+    if name in RESUMES_LIKE_UNINTERRUPTED:
+        assert_resumed_like_uninterrupted(got, "float32")
 
 
 @pytest.mark.parametrize("target", TARGETS)
