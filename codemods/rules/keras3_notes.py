@@ -251,7 +251,7 @@ def iterations_set_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit]) -> 
         for value in facts.possible_values(node.value) or ():
             site = built.get(value) if isinstance(value, cst.Call) else None
             edit = decisions.get(site) if site is not None else None
-            if isinstance(edit, (Wrap, FixedFactor)):
+            if site is not None and isinstance(edit, (Wrap, FixedFactor)):
                 edits[site] = on_shim(edit, w.ITERATIONS_SET_SHIM_NOTE)
     return edits
 
