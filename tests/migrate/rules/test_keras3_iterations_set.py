@@ -1,13 +1,12 @@
-"""An optimizer whose `iterations` the file sets (`opt.iterations = global_step`), which TF 2.4's class took and Keras 3's
-optimizers refuse (no setter): on Keras 3 it keeps lossscale_compat's class (LSC156); tf_keras's Keras 2 class takes
-it."""
+"""An optimizer whose `iterations` the file sets (`opt.iterations = global_step`), which TF 2.4's class took and
+Keras 3's optimizers refuse (no setter): on Keras 3 it keeps lossscale_compat's class (LSC156); tf_keras's Keras 2
+class takes it."""
 
 from __future__ import annotations
 
 import textwrap
 
 import pytest
-
 from lossscale_compat.codemods import _warnings as w
 
 from ..helpers import check, migrate
@@ -173,4 +172,24 @@ def test_a_fixed_scale_given_iterations_keeps_our_class_not_the_inner_optimizers
         model.compile(optimizer=opt, loss="mse")
         """,
         codes=[w.ITERATIONS_SET_SHIM_NOTE],
+    )
+
+
+def test_a_graph_rewrite_whose_optimizer_gets_iterations_keeps_our_class():
+    check(
+        """\
+        import tensorflow as tf
+        opt = tf.keras.optimizers.SGD()
+        opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt)
+        opt.iterations = step
+        """,
+        """\
+        import tensorflow as tf
+        import lossscale_compat
+
+        opt = tf.keras.optimizers.SGD()
+        opt = lossscale_compat.KerasLossScaleOptimizer(opt)
+        opt.iterations = step
+        """,
+        codes=[w.GRAPH_REWRITE_NOTE, w.ITERATIONS_SET_SHIM_NOTE],
     )
