@@ -72,6 +72,8 @@ LEGACY_OPTIMIZER_NOTE = "LSC153"
 LEGACY_OPTIMIZER_NOT_WRITTEN = "LSC154"
 # A TF 2.4 name assigned to or deleted (`mp.LossScaleOptimizer = None`): left alone.
 NAME_ASSIGNED = "LSC155"
+# An optimizer whose `iterations` the file sets (`opt.iterations = step`): Keras 3's optimizers have no such setter.
+ITERATIONS_SET_SHIM_NOTE = "LSC156"
 # TF 2.3's `opt.loss_scale()`, which TF 2.4.0 refused (TypeError: its `loss_scale` is a tensor): left alone.
 SCALE_CALLED = "LSC165"
 # A notebook's IPython line (help `?`, shell `!`, a line magic) that names a loss-scaling API: left as it is.
@@ -413,6 +415,14 @@ MESSAGES = {
         "module alias kept as lossscale_compat's stand-in module, LSC137, it changes only that module). Instead, "
         "remove the statement, or patch the modern name it stood for by hand if that is what you meant."
     ),
+    ITERATIONS_SET_SHIM_NOTE: (
+        "This `LossScaleOptimizer` gets a variable as its `iterations` (`optimizer.iterations = global_step`), as TF "
+        "2.4's class took it, counting each step in that variable. Keras 3's optimizers have no `iterations` setter "
+        "(it raises AttributeError), so the optimizer is built with `lossscale_compat.KerasLossScaleOptimizer` (TF "
+        "2.4's contract, the same settings), which takes it. To move to Keras 3's class by hand: drop the assignment "
+        "and copy the count instead (`optimizer.iterations.assign(global_step)` before training, "
+        "`global_step.assign(optimizer.iterations)` after each step)."
+    ),
     CONFIG_COMPARED_UNTRACED: (
         "This compares the `get_config()` of objects the codemod could not trace to their construction (a loop "
         "variable, a parameter, an attribute, an item), in a file that builds loss-scale optimizers, so they may be "
@@ -505,6 +515,7 @@ SHORT = {
     LEGACY_OPTIMIZER_NOTE: "TF 2.4 code needs OptimizerV2: now tf.keras.optimizers.legacy",
     LEGACY_OPTIMIZER_NOT_WRITTEN: "TF 2.4 code needs OptimizerV2; write tf.keras.optimizers.legacy here",
     NAME_ASSIGNED: "TF 2.4 name assigned to or deleted; left alone: remove it by hand",
+    ITERATIONS_SET_SHIM_NOTE: "iterations set: no setter on Keras 3; KerasLossScaleOptimizer kept",
     SCALE_CALLED: "loss_scale() is TF 2.3's call; TF 2.4 raised TypeError: drop the ()",
     NOT_BYTE_EXACT: "not reproducible byte for byte; file skipped, migrate it by hand",
     NOTEBOOK_LAYOUT: "layout not kept; notebook rewritten in Jupyter's layout: review the diff",
@@ -534,6 +545,7 @@ SHIM_CODES = frozenset(
         VALUE_FALLBACK_NOTE,
         GRAPH_REWRITE_SHIM_NOTE,
         TF24_CALL_SHIM_NOTE,
+        ITERATIONS_SET_SHIM_NOTE,
     }
 )
 
@@ -574,6 +586,7 @@ NOTE_CODES = frozenset(
         ITERATIONS_NOTE,
         ITERATIONS_READ_NOTE,
         CHECKPOINT_SHIM_NOTE,
+        ITERATIONS_SET_SHIM_NOTE,
         FINAL_CLASS_SHIM_NOTE,
         OPTIMIZER_SHIM_NOTE,
         LOOP_SHIM_NOTE,

@@ -200,6 +200,10 @@ def _checkpointed_on_shim(run: Run, done: Mapping[str, Any]) -> Moved:
     return Moved(MappingProxyType(keras3_notes.checkpointed_on_shim(run.facts, _so_far(run, done))))
 
 
+def _iterations_set_on_shim(run: Run, done: Mapping[str, Any]) -> Moved:
+    return Moved(MappingProxyType(keras3_notes.iterations_set_on_shim(run.facts, _so_far(run, done))))
+
+
 def _decisions(run: Run, done: Mapping[str, Any]) -> Mapping[Expr, SiteEdit]:
     """The final decisions: the decided edits with every move made, built once."""
     return _so_far(run, done)
@@ -277,10 +281,11 @@ MOVERS = (
     "TF 2.4 calls on our class",
     "escaping optimizers on our class",
     "checkpointed optimizers on our class",
+    "optimizers given iterations on our class",
 )
 # The passes after `_decide`, in the order they run. Each names the `Facts` fields it reads itself (its helpers use
 # the facts' methods too) and the earlier passes whose results it takes; it returns its own frozen result, and the
-# command merges their plans once. The first four only move decided optimizers to our class (asking
+# command merges their plans once. The first five only move decided optimizers to our class (asking
 # `rules.optimizer_class`), each given the moves before it; "decisions" builds the final decisions once; the site
 # edits become node edits (once) after the imports are planned, whose result spelling a new name reads.
 PASSES: tuple[Pass, ...] = (
@@ -288,6 +293,7 @@ PASSES: tuple[Pass, ...] = (
     Pass(MOVERS[1], ("loops", "applies"), MOVERS[:1], False, _calls_on_shim, NOT_MOVED),
     Pass(MOVERS[2], ("loops",), MOVERS[:2], True, _escaping_on_shim, NOT_MOVED),
     Pass(MOVERS[3], (), MOVERS[:3], True, _checkpointed_on_shim, NOT_MOVED),
+    Pass(MOVERS[4], ("scanned",), MOVERS[:4], True, _iterations_set_on_shim, NOT_MOVED),
     Pass("decisions", (), MOVERS, False, _decisions),
     Pass("imports", ("bindings", "global_scope", "scopes", "private_imports"), ("decisions",), False, _imports),
     Pass("private modules", ("private_imports", "scanned", "scopes"), ("imports",), False, _private_modules),

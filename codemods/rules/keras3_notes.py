@@ -1,5 +1,5 @@
-"""Keras 3 differences a migrated file reads: `iterations`, `get_gradients`, checkpointed loss-scale state and TF 2.4's
-own class name kept by a loop on TF 2.4's methods.
+"""Keras 3 differences a migrated file reads: `iterations` (read or set), `get_gradients`, checkpointed loss-scale state
+and TF 2.4's own class name kept by a loop on TF 2.4's methods.
 
 Each function is given the module's facts (and the edits decided, or the calls rewritten) and returns the warnings to
 give, or the new edits of the wraps that move to our class.
@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 import libcst as cst
 
 from .. import _warnings as w
-from .._edits import ShimWrap, SiteEdit, Wrap
+from .._edits import FixedFactor, ShimWrap, SiteEdit, Wrap
 from .._facts import Facts
 from .._values import Expr
 from . import custom_loop
@@ -226,6 +226,34 @@ def checkpointed_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit]) -> Ed
         for site, edit in decisions.items()
         if isinstance(edit, Wrap) and edit.call in checkpointed
     }
+
+
+def iterations_set_on_shim(facts: Facts, decisions: Mapping[Expr, SiteEdit]) -> Edits:
+    """New edits that build a wrap whose `iterations` the file sets (`opt.iterations = step`) with our class (LSC156):
+    Keras 3's optimizers have no `iterations` setter, TF 2.4's adopted the variable. Per optimizer: those the store's
+    receiver may hold (`Facts.possible_values`)."""
+    built = {
+        edit.call: site
+        for site, edit in decisions.items()
+        if isinstance(edit, FixedFactor)
+        or (type(edit) is Wrap and edit.new_name is not None and not edit.new_name.startswith("lossscale_compat."))
+    }
+    edits: Edits = {}
+    for node in facts.scanned if built else ():
+        store = facts.parent(node)
+        if not (
+            isinstance(node, cst.Attribute)
+            and node.attr.value == "iterations"
+            and isinstance(store, (cst.AssignTarget, cst.AugAssign))
+            and store.target is node
+        ):
+            continue
+        for value in facts.possible_values(node.value) or ():
+            site = built.get(value) if isinstance(value, cst.Call) else None
+            edit = decisions.get(site) if site is not None else None
+            if site is not None and isinstance(edit, (Wrap, FixedFactor)):
+                edits[site] = on_shim(edit, w.ITERATIONS_SET_SHIM_NOTE)
+    return edits
 
 
 def checkpointed_calls(facts: Facts, calls: set[cst.Call]) -> set[cst.Call]:
