@@ -82,17 +82,18 @@ def test_an_attribute_named_like_a_shim_import_is_not_the_shim(figure):
     assert figure.classify(old, new, []) == ["modern API"]
 
 
-FLOORS = {"keras3": (0.606, 0.031), "tf_keras": (0.726, 0.020)}
+FLOORS = {"keras3": (0.611, 0.031), "tf_keras": (0.725, 0.020)}
 """Per target: the least share of sites on the modern API and the most for a person, as reached at stop 52 (keras3
-157 and 8 of 259 sites, tf_keras 149 and 4 of 205). Raise them as the codemod improves; lower one only for a site
-the codemod newly finds (as the traced `self.x` loop of dqn_qf_optimizer.py found its LSC123 clip), and say so: at
-stop 52 corpus_public/gan_optimizer_wrapper_class.py came in with one rightful shim site (its wrapper class returns
-the unscaled gradients, LSC120), and on tf_keras real_transformers_ner_strategy.py's wrap set by flag is now traced
-to its `apply_gradients(grads_and_vars, max_grad_norm)`, which Keras 2's class takes differently, so the wrap is
-rightly on lossscale_compat's class (LSC148) where it was left on Keras 2's with a note for a person (LSC149)."""
-PUBLIC_FLOORS = {"keras3": (0.631, 0.050), "tf_keras": (0.782, 0.040)}
-"""The same over the files modelled on public code (`is_public`): keras3 89 and 7 of 141, tf_keras 79 and 4 of 101."""
-LEAST_FILES = 64
+162 and 8 of 265 sites, tf_keras 151 and 4 of 208). Raise them as the codemod improves; lower one only for a site
+the codemod newly finds or a file newly added, and say so: at stop 52 corpus_public/gan_optimizer_wrapper_class.py
+came in with one rightful shim site (its wrapper class returns the unscaled gradients, LSC120);
+examples/tf24/real_model_garden_trainer.py with one (its `configure_optimizer` takes the loss scale as a parameter,
+LSC119); and on tf_keras real_transformers_ner_strategy.py's wrap set by flag is now traced to its
+`apply_gradients(grads_and_vars, max_grad_norm)`, which Keras 2's class takes differently, so the wrap is rightly on
+lossscale_compat's class (LSC148) where it was left on Keras 2's with a note for a person (LSC149)."""
+PUBLIC_FLOORS = {"keras3": (0.639, 0.050), "tf_keras": (0.778, 0.040)}
+"""The same over the files modelled on public code (`is_public`): keras3 94 and 7 of 147, tf_keras 81 and 4 of 104."""
+LEAST_FILES = 65
 
 
 @pytest.mark.parametrize("public_only", [False, True])
