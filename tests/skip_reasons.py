@@ -36,6 +36,7 @@ REASONS = {
         "Keras 2's own LossScaleOptimizer saves no loss-scale state only on Keras 2",
         "this Keras's Model has no `get_state_tree`",
         "Keras 2's H5 loader takes `compile` itself",
+        "compared with Keras 3's own LossScaleOptimizer, only Keras 3 has",
         "Keras 3 has no legacy optimizers",
         "Keras 3 has no legacy (OptimizerV2) optimizers",
         "Keras 3 has no OptimizerV2",

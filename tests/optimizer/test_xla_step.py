@@ -17,7 +17,7 @@ import lossscale_compat
 from lossscale_compat import _flavour
 
 pytestmark = pytest.mark.skipif(
-    not _flavour.has_keras3_loss_scaling(), reason="compared with Keras 3's own LossScaleOptimizer"
+    not _flavour.has_keras3_loss_scaling(), reason="compared with Keras 3's own LossScaleOptimizer, only Keras 3 has"
 )
 
 INSTRUCTION = re.compile(r"\s+(?:ROOT )?%(\S+) = (.*?) ([a-z-]+)\((.*)$")
